@@ -1,0 +1,156 @@
+"""The block registry: name -> top component factory, parameters, flow adapter, status.
+
+Every CLI command and the demo walk this table, so a new block plugs in by adding one entry
+here and one adapter module in ``sim/blocks/``.
+"""
+
+import importlib
+from dataclasses import dataclass, field
+
+from sim.errors import UsageError
+
+__all__ = ["Param", "Block", "REGISTRY", "get", "ready_blocks", "resolve_names"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One construction parameter of a top component."""
+    name: str
+    default: int
+    legal: str
+    help: str
+
+
+@dataclass(frozen=True)
+class Block:
+    """A registered design: a block of the mission or a shared part from ``hw/common``.
+
+    ``top`` is ``"module:Class"``; ``adapter`` is the ``sim.blocks`` module that gives the flow
+    its stimulus schema, golden comparison, demo and benchmark. Planned blocks have neither.
+    """
+    name: str
+    summary: str
+    kind: str                       # "block" (a mission block) or "common" (shared part)
+    spec: str
+    params: tuple = ()
+    top: str | None = None
+    adapter: str | None = None
+    issue: int | None = None
+    status: str = "ready"
+    notes: tuple = field(default=())
+
+    @property
+    def ready(self):
+        return self.top is not None
+
+    def defaults(self):
+        return {p.name: p.default for p in self.params}
+
+    def resolve_params(self, overrides=None):
+        """Defaults updated with ``overrides`` ({name: int or str}); UsageError on bad names/values."""
+        params = self.defaults()
+        for name, value in (overrides or {}).items():
+            if name not in params:
+                known = ", ".join(params) or "none"
+                raise UsageError(f"{self.name} has no parameter {name!r} (parameters: {known})")
+            if isinstance(value, str):
+                try:
+                    value = int(value, 0)
+                except ValueError:
+                    raise UsageError(f"parameter {name}={value!r} of {self.name} is not an integer")
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise UsageError(f"parameter {name}={value!r} of {self.name} is not an integer")
+            params[name] = value
+        return params
+
+    def component_class(self):
+        module, cls = self.top.split(":")
+        return getattr(importlib.import_module(module), cls)
+
+    def build(self, params):
+        """Construct the top component; a constructor ValueError becomes a UsageError."""
+        if not self.ready:
+            raise UsageError(self.not_ready_message())
+        try:
+            return self.component_class()(**params)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    def flow(self):
+        """The adapter module (stimulus schema, golden comparison, demo, bench)."""
+        if self.adapter is None:
+            raise UsageError(self.not_ready_message())
+        return importlib.import_module(self.adapter)
+
+    def not_ready_message(self):
+        where = f" (issue #{self.issue})" if self.issue else ""
+        return f"block {self.name!r} is not built yet{where}; ready: {', '.join(b.name for b in ready_blocks())}"
+
+
+REGISTRY = {b.name: b for b in [
+    Block(
+        name="arbiter", kind="common",
+        summary="round-robin arbiter with one-hot grant (hw/common, shared by trackq, memrouter, ...)",
+        spec="trackq.md §4.1, TQ-F45, TQ-I12", top="hw.common.arbiter:RoundRobinArbiter",
+        adapter="sim.blocks.arbiter",
+        params=(Param("n", 4, "1..1024", "number of requesters"),),
+    ),
+    Block(
+        name="skid", kind="common",
+        summary="stream skid buffer / register slice: full throughput, registered valid and ready",
+        spec="CONVENTIONS §2 stream rules", top="hw.common.skid:SkidBuffer",
+        params=(Param("shape", 8, "1..4096", "payload width in bits"),),
+    ),
+    Block(
+        name="prefix_popcount", kind="common",
+        summary="exclusive prefix population count, log-depth (wdist WD-F9)",
+        spec="wdist.md WD-F9", top="hw.common.popcount:PrefixPopcount",
+        params=(Param("n", 16, "1..1024", "input bits"),),
+    ),
+    Block(
+        name="lzc", kind="common",
+        summary="leading-zero count, log-depth (dfp dequantizer and precision manager)",
+        spec="dfp.md DFP-F16", top="hw.common.lzc:LeadingZeroCount",
+        params=(Param("width", 32, "1..256", "input width in bits"),),
+    ),
+    Block(name="tma", kind="block", spec="tma.md", issue=4, status="planned (issues #4, #8)",
+          summary="tensor memory access unit: descriptor-driven tile/im2col loads, L2 requests, swizzler"),
+    Block(name="trackq", kind="block", spec="trackq.md", issue=5, status="planned (issue #5)",
+          summary="out-of-order memory request tracking queues over a shared linked-list pool"),
+    Block(name="wdist", kind="block", spec="wdist.md", issue=6, status="planned (issue #6)",
+          summary="work distributor with shadow-state launcher, water-filling, rasterization"),
+    Block(name="memrouter", kind="block", spec="memrouter.md", issue=7, status="planned (issue #7)",
+          summary="base-layer memory router: HBM + off-package interleave, page table, QoS, migration"),
+    Block(name="dfp", kind="block", spec="dfp.md", issue=3, status="planned (issue #3)",
+          summary="DFP16 multiply-accumulate unit with dynamic precision manager"),
+]}
+
+
+def get(name):
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UsageError(f"unknown block {name!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def ready_blocks():
+    return [b for b in REGISTRY.values() if b.ready]
+
+
+def resolve_names(names, use_all, need=lambda b: b.ready, what="this command"):
+    """Blocks named on a command line (or every capable one with --all); UsageError otherwise."""
+    capable = [b for b in REGISTRY.values() if need(b)]
+    if use_all or not names:
+        if not use_all and not names:
+            raise UsageError(f"name a block or use --all; {what} supports: "
+                             f"{', '.join(b.name for b in capable) or 'none yet'}")
+        return capable
+    blocks = []
+    for name in names:
+        block = get(name)
+        if not need(block):
+            supported = ", ".join(b.name for b in capable) or "none yet"
+            status = "" if block.ready else f" ({block.status})"
+            raise UsageError(f"{what} does not support {name!r}{status}; supported: {supported}")
+        blocks.append(block)
+    return blocks

