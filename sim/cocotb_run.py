@@ -121,7 +121,8 @@ def run_testbench(block, params, testbench, testcase=None, sim="verilator", seed
     start = time.monotonic()
     crashed = None
     try:
-        runner.test(test_module=testbench, hdl_toplevel=name, build_dir=bdir, test_dir=tdir,
+        runner.test(test_module=testbench, hdl_toplevel=name, hdl_toplevel_lang="verilog",
+                    build_dir=bdir, test_dir=tdir,
                     testcase=testcase, seed=seed, extra_env=extra, waves=waves,
                     results_xml=str(results), log_file=log)
     except (SystemExit, RuntimeError) as exc:   # failed tests exit; a crashed simulator raises

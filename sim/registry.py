@@ -25,7 +25,7 @@ class Param:
 class Block:
     """A registered design: a block of the mission or a shared part from ``hw/common``.
 
-    ``top`` is ``"module:Class"``; ``adapter`` is the ``sim.blocks`` module that gives the flow
+    ``top`` is ``"module:Class"`` (or the class itself, for test-only designs); ``adapter`` is the ``sim.blocks`` module that gives the flow
     its stimulus schema, golden comparison, demo and benchmark. Planned blocks have neither.
     """
     name: str
@@ -33,7 +33,7 @@ class Block:
     kind: str                       # "block" (a mission block) or "common" (shared part)
     spec: str
     params: tuple = ()
-    top: str | None = None
+    top: object = None
     adapter: str | None = None
     issue: int | None = None
     status: str = "ready"
@@ -64,6 +64,8 @@ class Block:
         return params
 
     def component_class(self):
+        if callable(self.top):                    # test-only designs pass the class itself
+            return self.top
         module, cls = self.top.split(":")
         return getattr(importlib.import_module(module), cls)
 

@@ -5,7 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from hw.common.onehot import OneHotEncoder
+from hw.common.onehot import onehot_to_binary
 
 __all__ = ["RoundRobinArbiter"]
 
@@ -20,7 +20,7 @@ class RoundRobinArbiter(wiring.Component):
 
     The grant is built as "lowest set bit of (requests at or above ptr), else lowest set bit of
     all requests", using the two's-complement isolate ``x & -x``; the index comes from a log-depth
-    one-hot encoder, so there is no n-long priority chain.
+    one-hot encoding (an OR per index bit), so there is no n-long priority chain.
 
     Parameters
     ----------
@@ -61,7 +61,8 @@ class RoundRobinArbiter(wiring.Component):
         m = Module()
         n = self.n
 
-        ptr = Signal(range(n), name="ptr")
+        # n = 1 keeps a 1-bit ptr that stays 0, so clk, rst and advance exist for every n
+        ptr = Signal(range(max(2, n)), name="ptr")
         at_or_after = Signal(n)           # requests with index >= ptr
         pick = Signal(n)
         m.d.comb += [
@@ -71,13 +72,8 @@ class RoundRobinArbiter(wiring.Component):
             self.valid.eq(self.req.any()),
         ]
 
-        m.submodules.encoder = encoder = OneHotEncoder(n)
-        m.d.comb += [
-            encoder.i.eq(self.grant),
-            self.grant_idx.eq(encoder.o),
-        ]
+        m.d.comb += self.grant_idx.eq(onehot_to_binary(self.grant))
 
-        if n > 1:
-            with m.If(self.advance & self.valid):
-                m.d.sync += ptr.eq(Mux(encoder.o == n - 1, 0, encoder.o + 1))
+        with m.If(self.advance & self.valid):
+            m.d.sync += ptr.eq(Mux(self.grant_idx == n - 1, 0, self.grant_idx + 1))
         return m

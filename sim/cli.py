@@ -1,0 +1,226 @@
+"""The ``gpublocks`` command line (CONVENTIONS §5).
+
+Exit status: 0 success, 1 a check failed (mismatch, lint, test), 2 bad arguments or input.
+"""
+
+import argparse
+import json
+import sys
+
+from sim import registry
+from sim.errors import UsageError
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage problem in one line (no usage dump) with exit status 2."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _params(pairs):
+    params = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"-p expects NAME=VALUE, got {pair!r}")
+        params[name] = value
+    return params
+
+
+def _table(rows, columns):
+    widths = [max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
+    line = "  ".join(str(c).ljust(w) for c, w in zip(columns, widths))
+    print(line)
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)))
+
+
+def cmd_list(args):
+    rows = []
+    for b in registry.REGISTRY.values():
+        params = ", ".join(f"{p.name}={p.default} ({p.legal})" for p in b.params) or "-"
+        rows.append({"block": b.name, "kind": b.kind, "status": b.status, "top": b.top or "-",
+                     "parameters (default, legal)": params, "spec": b.spec})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        _table(rows, ["block", "kind", "status", "top", "parameters (default, legal)", "spec"])
+    return 0
+
+
+def _selected(args, what):
+    blocks = registry.resolve_names(args.blocks, args.all, what=what)
+    overrides = _params(args.param)
+    if overrides and len(blocks) != 1:
+        raise UsageError("-p applies to one block; name exactly one")
+    return [(b, b.resolve_params(overrides)) for b in blocks]
+
+
+def cmd_verilog(args):
+    from sim.verilog import write_verilog
+    for block, params in _selected(args, "verilog"):
+        path, name = write_verilog(block, params, out_dir=args.out)
+        lines = path.read_text().count("\n")
+        print(f"{block.name}: module {name} -> {path} ({lines} lines)")
+    return 0
+
+
+def cmd_lint(args):
+    from sim.verilog import lint, write_verilog
+    failed = 0
+    for block, params in _selected(args, "lint"):
+        path, name = write_verilog(block, params)
+        ok, messages = lint(path, name)
+        print(f"{block.name}: {'clean' if ok else 'FAILED'} (verilator --lint-only -Wall, {path.name})")
+        if not ok:
+            failed += 1
+            print(messages)
+    return 1 if failed else 0
+
+
+def cmd_run(args):
+    from sim.run import run_stimulus
+    from sim.seed import pick_seed
+    block = registry.resolve_names([args.block], False, need=lambda b: b.adapter is not None, what="run")[0]
+    seed = pick_seed(f"run {block.name}") if args.sim != "golden" else 0
+    if args.sim != "golden":
+        from sim.simulators import require
+        require(args.sim)
+    record = run_stimulus(block, args.stimulus, sim=args.sim, out=args.out, seed=seed, waves=args.waves)
+    verdict = "PASS" if record["passed"] else f"FAIL ({record['mismatch_count']} mismatches)"
+    print(f"{block.name} on {args.sim}: {verdict}; {json.dumps(record['summary'])}; result -> {record['out']}")
+    for problem in record["mismatches"][:10]:
+        print(f"  {problem}")
+    if "waves" in record:
+        print(f"waves -> {record['waves']}")
+    return 0 if record["passed"] else 1
+
+
+def cmd_regress(args):
+    from sim.regress import regress, rtl_test_files
+    blocks = registry.resolve_names(args.blocks, not args.blocks,
+                                    need=lambda b: bool(rtl_test_files(b)), what="regress")
+    code, rows = regress(blocks, jobs=args.jobs)
+    if rows:
+        print()
+        for r in rows:
+            r["seconds"] = f"{r['seconds']:.1f}"
+        _table(rows, ["file", "tests", "passed", "failed", "skipped", "seconds"])
+    return 0 if code == 0 else 1
+
+
+def cmd_bench(args):
+    from sim.bench import run_bench, supports_bench
+    from sim.seed import pick_seed
+    blocks = registry.resolve_names(args.blocks, not args.blocks, need=supports_bench, what="bench")
+    for block in blocks:
+        figures, out, png = run_bench(block, pick_seed(f"bench {block.name}"))
+        if args.json:
+            print(json.dumps(figures, indent=1))
+        else:
+            headline = {k: v for k, v in figures.items() if not isinstance(v, dict)}
+            print(f"{block.name}: " + ", ".join(f"{k}={v}" for k, v in headline.items()))
+        print(f"{block.name}: figures -> {out}" + (f", plot -> {png}" if png else ""))
+    return 0
+
+
+def cmd_fpga(args):
+    raise UsageError("FPGA builds (ulx3s-85f through amaranth-boards and YoWASP) arrive with issue #9; "
+                     "no block supports 'fpga' yet")
+
+
+def cmd_vplan(args):
+    from sim.vplan import test_status, vplan
+    specs, table, unknown = vplan(args.specs)
+    if args.json:
+        print(json.dumps(table, indent=1))
+        return 0
+    status = test_status()
+    for spec, ids in specs.items():
+        covered = [i for i in ids if table[i]]
+        passing = [i for i in covered if table[i] and all(status.get(t) == "passed" for t in table[i])]
+        print(f"== {spec}: {len(covered)}/{len(ids)} covered")
+        for req in ids:
+            if table[req] or args.all:
+                tests = ", ".join(f"{t} [{status.get(t, 'not run')}]" for t in table[req]) or "-"
+                print(f"  {req:9} {tests}")
+    for req, nodes in sorted(unknown.items()):
+        print(f"warning: {req} is cited by {', '.join(nodes)} but appears in no spec", file=sys.stderr)
+    print()
+    for spec, ids in specs.items():
+        covered = sum(1 for i in ids if table[i])
+        passing = sum(1 for i in ids if table[i] and all(status.get(t) == "passed" for t in table[i]))
+        print(f"{spec:14} covered {covered}/{len(ids)}  passing in last make test {passing}/{len(ids)}")
+    return 0
+
+
+def build_parser():
+    parser = _Parser(prog="gpublocks", description="GPU hardware blocks: Verilog, simulation, checks, figures.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("list", help="blocks, their top components and default parameters")
+    p.add_argument("--json", action="store_true", help="machine-readable")
+    p.set_defaults(func=cmd_list)
+
+    for name, func, text in [("verilog", cmd_verilog, "generate Verilog into build/verilog/"),
+                             ("lint", cmd_lint, "Verilator -Wall lint of the generated Verilog")]:
+        p = sub.add_parser(name, help=text)
+        p.add_argument("blocks", nargs="*", metavar="BLOCK")
+        p.add_argument("--all", action="store_true", help="every block that is built")
+        p.add_argument("-p", dest="param", action="append", metavar="NAME=VALUE", help="override a parameter")
+        if name == "verilog":
+            p.add_argument("--out", help="output folder (default build/verilog)")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("run", help="run a stimulus file through the RTL and compare with the golden model")
+    p.add_argument("block", metavar="BLOCK")
+    p.add_argument("stimulus", metavar="STIMULUS.json")
+    p.add_argument("--sim", default="verilator", choices=["verilator", "icarus", "golden"])
+    p.add_argument("--out", metavar="RESULT.json", help="default build/run/<block>.json")
+    p.add_argument("--waves", action="store_true", help="write an FST (Verilator) / VCD waveform")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("regress", help="RTL regression with progress and a summary table")
+    p.add_argument("blocks", nargs="*", metavar="BLOCK")
+    p.add_argument("-j", dest="jobs", type=int, default=2, help="parallel workers (default 2)")
+    p.set_defaults(func=cmd_regress)
+
+    p = sub.add_parser("bench", help="cycle-counted benchmarks -> build/bench/<block>.json")
+    p.add_argument("blocks", nargs="*", metavar="BLOCK")
+    p.add_argument("--json", action="store_true", help="print the full figures as JSON")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("fpga", help="FPGA build through amaranth-boards + YoWASP (issue #9)")
+    p.add_argument("blocks", nargs="*", metavar="BLOCK")
+    p.add_argument("--board", default="ulx3s-85f")
+    p.set_defaults(func=cmd_fpga)
+
+    p = sub.add_parser("vplan", help="requirement coverage: spec IDs and the tests citing them")
+    p.add_argument("--json", action="store_true", help='print {"ID": ["node id", ...]}')
+    p.add_argument("--all", action="store_true", help="also list uncovered IDs one per line")
+    p.add_argument("--specs", help="specification folder (default ../shared/specs)")
+    p.set_defaults(func=cmd_vplan)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return args.func(args)
+    except UsageError as exc:
+        print(f"gpublocks: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
