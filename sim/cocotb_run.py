@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sim.errors import UsageError
 from sim.paths import build_dir
-from sim.simulators import require
+from sim.simulators import fst_supported, require
 from sim.verilog import convert, module_name
 
 __all__ = ["TestbenchResult", "TestbenchFailure", "build", "run_testbench"]
@@ -77,8 +77,10 @@ def build(block, params, sim="verilator", waves=False):
     build_args = []
     if sim == "verilator":
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"]
-        if waves:
+        if waves and fst_supported():
             build_args += ["--trace-fst", "--trace-structs"]
+        elif waves:
+            build_args += ["--trace-structs"]      # VCD: no lz4 header for the FST writer
     key = hashlib.sha256(json.dumps([text, build_args, waves]).encode()).hexdigest()[:12]
     variant = f"{name}-{key}"
     bdir = build_dir("sim", sim, variant)

@@ -35,6 +35,7 @@ class Block:
     params: tuple = ()
     top: object = None
     adapter: str | None = None
+    testbench: str | None = None     # cocotb module run by the demo when there is no adapter
     issue: int | None = None
     status: str = "ready"
     notes: tuple = field(default=())
@@ -94,25 +95,28 @@ REGISTRY = {b.name: b for b in [
         name="arbiter", kind="common",
         summary="round-robin arbiter with one-hot grant (hw/common, shared by trackq, memrouter, ...)",
         spec="trackq.md §4.1, TQ-F45, TQ-I12", top="hw.common.arbiter:RoundRobinArbiter",
-        adapter="sim.blocks.arbiter",
+        adapter="sim.blocks.arbiter", testbench="tb.common.arbiter_tb",
         params=(Param("n", 4, "1..1024", "number of requesters"),),
     ),
     Block(
         name="skid", kind="common",
         summary="stream skid buffer / register slice: full throughput, registered valid and ready",
         spec="CONVENTIONS §2 stream rules", top="hw.common.skid:SkidBuffer",
+        testbench="tb.common.skid_tb",
         params=(Param("shape", 8, "1..4096", "payload width in bits"),),
     ),
     Block(
         name="prefix_popcount", kind="common",
         summary="exclusive prefix population count, log-depth (wdist WD-F9)",
         spec="wdist.md WD-F9", top="hw.common.popcount:PrefixPopcount",
+        testbench="tb.common.popcount_tb",
         params=(Param("n", 16, "1..1024", "input bits"),),
     ),
     Block(
         name="lzc", kind="common",
         summary="leading-zero count, log-depth (dfp dequantizer and precision manager)",
         spec="dfp.md DFP-F16", top="hw.common.lzc:LeadingZeroCount",
+        testbench="tb.common.lzc_tb",
         params=(Param("width", 32, "1..256", "input width in bits"),),
     ),
     Block(name="tma", kind="block", spec="tma.md", issue=4, status="planned (issues #4, #8)",

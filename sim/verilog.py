@@ -85,7 +85,7 @@ def lint(path, top):
     exe = setup_verilator()
     path = Path(path)
     alias = path.with_suffix(".alias.vlt")
-    rules = "".join(f'lint_off -rule UNUSEDSIGNAL -file "*{path.name}" -lines {n}\n'
+    rules = "".join(f'lint_off -rule UNUSEDSIGNAL -file "*{path.name}" -lines {n}-{n}\n'
                     for n in port_alias_lines(path.read_text()))
     alias.write_text("`verilator_config\n// generated: submodule port aliases (sim/verilog.py)\n" + rules)
     cmd = [exe, "--lint-only", "-Wall", "--top-module", top, str(LINT_WAIVERS), str(alias), str(path)]

@@ -6,6 +6,7 @@ in ``tests/golden`` without a simulator. The cocotb classes in ``tb/common`` are
 around these.
 """
 
+import operator
 import random
 
 __all__ = ["pass_through", "encode_item", "decode_word", "RandomGate", "ResponseScheduler"]
@@ -33,14 +34,10 @@ def encode_item(item, width, fields=None):
         if fields.width > width:
             raise ValueError(f"Fields layout is {fields.width} bits wide, the stream only {width}")
         return fields.pack(**item)
-    if isinstance(item, bool):
-        item = int(item)
     try:
-        word = int(item)
-    except (TypeError, ValueError):
+        word = operator.index(item)      # int, bool, numpy integers; not float or str
+    except TypeError:
         raise ValueError(f"payload {item!r} is neither an integer nor a dict") from None
-    if word != item:
-        raise ValueError(f"payload {item!r} is not an integer")
     if not 0 <= word < (1 << width):
         raise ValueError(f"payload {word:#x} does not fit in {width} bits")
     return word

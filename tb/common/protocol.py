@@ -48,7 +48,7 @@ class StreamRules:
         self._has_pending = False
 
     def _violate(self, kind, cycle, text):
-        self.violations.append(Violation(f"{self.name}: cycle {cycle}: {text}", cycle, kind))
+        self.violations.append(Violation(f"{self.name}: cycle {cycle}: {kind}: {text}", cycle, kind))
 
     def step(self, valid, ready, payload, cycle=None):
         """Check one cycle's sample; returns True when it is a transfer."""
