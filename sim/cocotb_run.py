@@ -100,6 +100,9 @@ def build(block, params, sim="verilator", waves=False):
                 raise TestbenchFailure(f"{sim} build of {name} failed ({exc!r}):\n{_tail(log)}") from None
             seconds = time.monotonic() - start
             stamp.write_text(f"{seconds:.3f}\n")
+            with open(build_dir("reports") / "builds.jsonl", "a") as log_handle:
+                log_handle.write(json.dumps({"sim": sim, "module": name, "waves": waves,
+                                             "seconds": round(seconds, 2)}) + "\n")
     return runner, name, bdir, seconds
 
 

@@ -104,6 +104,9 @@ def bench(block, seed, sim="verilator"):
                           env={"GPUBLOCKS_STIM": str(stim), "GPUBLOCKS_RESULT": str(out)},
                           label=f"bench_n{n}")
             figures["by_n"][str(n)] = json.loads(out.read_text())
+    for n, result in figures["by_n"].items():
+        for load, row in result["loads"].items():
+            row["offered_per_cycle"] = min(1.0, int(n) * float(load))   # expected, for comparison
     sat = figures["by_n"]["16"]["loads"]["1.0"]
     figures["grants_per_cycle"] = sat["grants_per_cycle"]
     figures["worst_wait_grants"] = max(r["loads"][load]["worst_wait_grants"]
