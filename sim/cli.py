@@ -133,6 +133,19 @@ def cmd_fpga(args):
                      "no block supports 'fpga' yet")
 
 
+def _grouped(nodes, status):
+    """Parametrized cases folded into their test function, with a combined status."""
+    groups = {}
+    for node in nodes:
+        groups.setdefault(node.split("[", 1)[0], []).append(status.get(node, "not run"))
+    parts = []
+    for base, states in groups.items():
+        verdict = "failed" if "failed" in states else states[0] if len(set(states)) == 1 else "partly run"
+        cases = f"{len(states)} cases, " if len(states) > 1 else ""
+        parts.append(f"{base} ({cases}{verdict})")
+    return parts
+
+
 def cmd_vplan(args):
     from sim.vplan import test_status, vplan
     specs, table, unknown = vplan(args.specs)
@@ -140,21 +153,25 @@ def cmd_vplan(args):
         print(json.dumps(table, indent=1))
         return 0
     status = test_status()
+
+    def passing(req):
+        return bool(table[req]) and all(status.get(t) == "passed" for t in table[req])
+
     for spec, ids in specs.items():
-        covered = [i for i in ids if table[i]]
-        passing = [i for i in covered if table[i] and all(status.get(t) == "passed" for t in table[i])]
-        print(f"== {spec}: {len(covered)}/{len(ids)} covered")
+        print(f"== {spec}: {sum(1 for i in ids if table[i])}/{len(ids)} covered")
         for req in ids:
             if table[req] or args.all:
-                tests = ", ".join(f"{t} [{status.get(t, 'not run')}]" for t in table[req]) or "-"
-                print(f"  {req:9} {tests}")
+                lines = _grouped(table[req], status) or ["-"]
+                print(f"  {req:9} {lines[0]}")
+                for line in lines[1:]:
+                    print(f"  {'':9} {line}")
     for req, nodes in sorted(unknown.items()):
         print(f"warning: {req} is cited by {', '.join(nodes)} but appears in no spec", file=sys.stderr)
     print()
     for spec, ids in specs.items():
         covered = sum(1 for i in ids if table[i])
-        passing = sum(1 for i in ids if table[i] and all(status.get(t) == "passed" for t in table[i]))
-        print(f"{spec:14} covered {covered}/{len(ids)}  passing in last make test {passing}/{len(ids)}")
+        print(f"{spec:14} covered {covered}/{len(ids)}  "
+              f"passing in last make test {sum(1 for i in ids if passing(i))}/{len(ids)}")
     return 0
 
 
