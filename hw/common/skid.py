@@ -99,5 +99,6 @@ class SkidBuffer(wiring.Component):
             # Main register full and stalled: park the accepted payload in the skid register.
             m.d.sync += [
                 skid_data.eq(self.i.payload),
+                skid_full.eq(1),
             ]
         return m
