@@ -10,7 +10,7 @@ from sim.errors import UsageError
 from sim.paths import ROOT, build_dir
 from sim.simulators import setup_verilator
 
-__all__ = ["module_name", "convert", "write_verilog", "port_alias_lines", "lint", "LINT_WAIVERS"]
+__all__ = ["module_name", "convert", "write_verilog", "debug_alias_lines", "lint", "LINT_WAIVERS"]
 
 LINT_WAIVERS = ROOT / "sim" / "lint_waivers.vlt"
 
@@ -50,21 +50,28 @@ def _base(name):
     return re.sub(r"\$\d+$", "", name.lstrip("\\"))
 
 
-def port_alias_lines(text):
-    """Line numbers of the wires Amaranth adds in a parent for its submodules' port signals.
+def debug_alias_lines(text):
+    """Line numbers of the debug copies Amaranth declares and never reads, so lint waives them.
 
-    When a parent drives or reads a submodule's port signal, Amaranth also declares that signal,
-    under the port's name, in the parent and assigns it; nothing ever reads the copy. These
-    declarations are found here (a non-port wire of a module whose name is a port name of an
-    instance in that module) so lint can waive exactly them and nothing else.
+    Two kinds, both assigned and never read:
+
+    - port aliases: when a parent drives or reads a submodule's port signal, Amaranth declares
+      that signal, under the port's name, in the parent (a non-port wire whose name is a port
+      name of an instance in the same module);
+    - field views: each field of a ``data.Struct``/``Array`` signal ``s`` gets a wire ``s.field``
+      (a wire whose name, up to its first dot, is a signal or port of the same module).
     """
     lines = text.splitlines()
     result = []
     wires, connections, ports = {}, set(), set()
 
     def flush():
+        declared = {name.lstrip("\\") for name in wires} | ports
         for name, number in wires.items():
+            plain = name.lstrip("\\")
             if _base(name) in connections and name not in ports:
+                result.append(number)
+            elif "." in plain and plain.split(".", 1)[0] in declared:
                 result.append(number)
 
     for number, line in enumerate(lines, 1):
@@ -86,8 +93,8 @@ def lint(path, top):
     path = Path(path)
     alias = path.with_suffix(".alias.vlt")
     rules = "".join(f'lint_off -rule UNUSEDSIGNAL -file "*{path.name}" -lines {n}-{n}\n'
-                    for n in port_alias_lines(path.read_text()))
-    alias.write_text("`verilator_config\n// generated: submodule port aliases (sim/verilog.py)\n" + rules)
+                    for n in debug_alias_lines(path.read_text()))
+    alias.write_text("`verilator_config\n// generated: Amaranth debug aliases (sim/verilog.py: debug_alias_lines)\n" + rules)
     cmd = [exe, "--lint-only", "-Wall", "--top-module", top, str(LINT_WAIVERS), str(alias), str(path)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     messages = (proc.stdout + proc.stderr).strip()

@@ -5,7 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from sim.registry import Block, Param
-from sim.verilog import lint, port_alias_lines, write_verilog
+from sim.verilog import lint, debug_alias_lines, write_verilog
 
 
 class _Leaf(wiring.Component):
@@ -42,7 +42,7 @@ BLOCK = Block(name="hier", kind="test", summary="lint policy check", spec="-", t
 
 def test_hierarchical_design_is_lint_clean(tmp_path):
     path, name = write_verilog(BLOCK, {"dead": 0}, out_dir=tmp_path)
-    assert port_alias_lines(path.read_text()), "expected Amaranth port aliases in the parent"
+    assert debug_alias_lines(path.read_text()), "expected Amaranth port aliases in the parent"
     ok, messages = lint(path, name)
     assert ok, messages
 
@@ -53,7 +53,7 @@ def test_a_real_unused_signal_still_fails_lint(tmp_path):
     assert not ok and "Signal is not used: 'forgotten'" in messages
 
 
-def test_port_alias_lines_only_names_copies_of_instance_ports():
+def test_debug_alias_lines_only_names_copies_of_instance_ports():
     text = """module top(a, y);
   input a;
   wire a;
@@ -66,4 +66,30 @@ def test_port_alias_lines_only_names_copies_of_instance_ports():
   assign i = a;
 endmodule
 """
-    assert port_alias_lines(text) == [4]
+    assert debug_alias_lines(text) == [4]
+
+
+def test_struct_payload_field_views_are_waived_but_not_other_dotted_names():
+    text = """module top(i__payload, y);
+  input [11:0] i__payload;
+  wire [11:0] i__payload;
+  wire [3:0] \\i__payload.a ;
+  wire [7:0] \\other.b ;
+  assign \\i__payload.a  = i__payload[3:0];
+endmodule
+"""
+    assert debug_alias_lines(text) == [4]
+
+
+def test_struct_stream_skid_buffer_lints_clean(tmp_path):
+    from amaranth.lib import data
+
+    from hw.common.skid import SkidBuffer
+
+    layout = data.StructLayout({"tag": 4, "addr": 12, "last": 1})
+    block = Block(name="skid_struct", kind="test", summary="struct payload", spec="-",
+                  top=lambda x=0: SkidBuffer(layout), params=(Param("x", 0, "0", "unused"),))
+    path, name = write_verilog(block, {"x": 0}, out_dir=tmp_path)
+    assert "i__payload.tag" in path.read_text()
+    ok, messages = lint(path, name)
+    assert ok, messages
