@@ -48,7 +48,8 @@ class LeadingZeroCount(wiring.Component):
     MAX_WIDTH = 256
 
     def __init__(self, width):
-        if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width <= self.MAX_WIDTH:
+        if (not isinstance(width, int) or isinstance(width, bool)
+                or not 1 <= width <= self.MAX_WIDTH):
             raise ValueError(f"LeadingZeroCount: width must be an integer in 1..{self.MAX_WIDTH}, "
                              f"got {width!r}")
         self.width = width
@@ -82,12 +83,12 @@ class LeadingZeroCount(wiring.Component):
             c_hi = C(0, 0) if c_hi is None else c_hi
             c_lo = C(0, 0) if c_lo is None else c_lo
             c_lo = Cat(c_lo, C(0, k - len(c_lo)))         # the lower part may be narrower
-            hi_label = f"{lo + size - 1}_{lo}"
-            c = Signal(k + 1, name=f"c{hi_label}")
+            label = f"{lo + size - 1}_{lo}"
+            c = Signal(k + 1, name=f"c{label}")
             m.d.comb += c.eq(Mux(z_hi, Cat(c_lo, C(1, 1)), Cat(c_hi, C(0, 1))))
             if root:
                 return z_hi & z_lo, c
-            z = Signal(name=f"z{hi_label}")
+            z = Signal(name=f"z{label}")
             m.d.comb += z.eq(z_hi & z_lo)
             return z, c
 

@@ -1,16 +1,11 @@
 """Exclusive prefix population count: a work-efficient, log-depth Blelloch scan (wdist WD-F9)."""
 
-from amaranth import C, Cat, Module, Signal, unsigned
+from amaranth import Module, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 __all__ = ["PrefixPopcount"]
-
-
-def _zext(value, width):
-    """``value`` zero-extended to ``width`` bits (explicitly, so adder operands match in Verilog)."""
-    return value if len(value) >= width else Cat(value, C(0, width - len(value)))
 
 
 class PrefixPopcount(wiring.Component):
@@ -33,7 +28,10 @@ class PrefixPopcount(wiring.Component):
 
     Depth and work: ``total`` is L adders deep and every ``o[k]`` at most 2L - 2; there are fewer
     than 2n adders. Nodes that would only count padding do not exist, and each up-sweep adder is
-    as wide as its count needs (down-sweep adders are ``ceil_log2(n + 1)`` bits).
+    as wide as its count needs (down-sweep adders are ``ceil_log2(n + 1)`` bits). In the
+    generated Verilog a down-sweep adder adds a narrower up-sweep count to a wider prefix
+    (Amaranth trims zero extension from adder operands), which ``verilator -Wall`` reports as
+    WIDTHEXPAND for n >= 6.
 
     Parameters
     ----------
@@ -92,7 +90,7 @@ class PrefixPopcount(wiring.Component):
                     continue
                 count = min(p, n - 1) - (p - (1 << d))             # input bits in the block
                 width = count.bit_length()
-                both = _zext(left, d) + _zext(right, d)             # d + 1 bits
+                both = left + right                                 # d + 1 bits
                 if width == d + 1 and d < levels:
                     node = Signal(width, name=f"up{d}_{p}")
                     m.d.comb += node.eq(both)
@@ -113,5 +111,5 @@ class PrefixPopcount(wiring.Component):
                 if base == 0:
                     m.d.comb += o(s).eq(left_count)
                 else:
-                    m.d.comb += o(s).eq(o(base) + _zext(left_count, w))
+                    m.d.comb += o(s).eq(o(base) + left_count)      # w-bit adder
         return m

@@ -161,12 +161,17 @@ class Traffic:
 
     async def run(self, n):
         for _ in range(n):
-            while not self.free:
+            for _ in range(20_000):
+                if self.free:
+                    break
                 await RisingEdge(self.clk)
+            else:
+                raise AssertionError(f"no tag came back for 20000 cycles; waiting for "
+                                     f"{sorted(self.beats_left)}")
             self.driver.append(self._request())
             if self.rng.random() < 0.1:
                 await RisingEdge(self.clk)
-        await self.driver.idle()
+        await self.driver.idle(20_000)
         for _ in range(20_000):
             if not self.sb.pending:
                 break
@@ -229,7 +234,7 @@ async def _start(dut):
     await reset(dut)
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=5, timeout_unit="ms")
 async def random_reads_writes(dut):
     """Random reads/writes: data vs flat reference, tags once each, reordering, limit, idle."""
     cfg = config()
@@ -239,7 +244,7 @@ async def random_reads_writes(dut):
     traffic.check()
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=5, timeout_unit="ms")
 async def multi_beat_reads(dut):
     """make_responses hook: reads answered with several beats, kept together and in order."""
     cfg = config()

@@ -34,14 +34,6 @@ async def _start(dut):
     await reset(dut)
 
 
-async def _wait_count(clk, monitor, n, limit):
-    for _ in range(limit):
-        if monitor.count >= n:
-            return
-        await RisingEdge(clk)
-    raise AssertionError(f"only {monitor.count} of {n} items came out within {limit} cycles")
-
-
 def _check_pairs(sent, received):
     """Per item (order is preserved): latency >= 1 cycle, and at most 2 items inside."""
     problems = []
@@ -60,7 +52,7 @@ def _check_pairs(sent, received):
     return problems[:20], peak
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=5, timeout_unit="ms")
 async def random_traffic(dut):
     """Random payloads, gaps and back-pressure; scoreboard, protocol, nothing lost/duplicated."""
     await _start(dut)
@@ -82,8 +74,16 @@ async def random_traffic(dut):
             sb.expect(item)
         driver.extend(items)
         sent += items
-        await driver.idle()
-        await _wait_count(clk, monitor, len(sent), 50 * ITEMS_PER_PHASE)
+        await driver.idle(50 * ITEMS_PER_PHASE)
+        await monitor.wait_for(len(sent), 50 * ITEMS_PER_PHASE)
+    for _ in range(3):                       # send() returns once its item has transferred
+        item = rng.getrandbits(width)
+        sb.expect(item)
+        sent.append(item)
+        before = driver.sent
+        await driver.send(item)
+        assert driver.sent == before + 1 and driver.transfers[-1].value == item
+    await monitor.wait_for(len(sent), 100)
     for _ in range(5):                       # anything left would show up (or be stuck) here
         await RisingEdge(clk)
     await ReadOnly()
@@ -101,7 +101,7 @@ async def random_traffic(dut):
                   check_i.rules.stall_cycles, check_o.rules.stall_cycles)
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=5, timeout_unit="ms")
 async def full_throughput(dut):
     """Always valid, always ready: one transfer per cycle, latency 1."""
     await _start(dut)
@@ -116,8 +116,8 @@ async def full_throughput(dut):
     check_o = StreamProtocolChecker(dut, "o", clk)
     driver = StreamDriver(dut, "i", clk, gap_prob=0.0)
     driver.extend(items)
-    await driver.idle()
-    await _wait_count(clk, monitor, n, 10 * n)
+    await driver.idle(10 * n)
+    await monitor.wait_for(n, 10 * n)
     in_cycles = [t.cycle for t in inputs.transfers]
     out_cycles = [t.cycle for t in monitor.transfers]
     assert monitor.items() == items
@@ -147,7 +147,7 @@ async def _probe_cycle(dut, toggles):
     return seen
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=5, timeout_unit="ms")
 async def no_combinational_paths(dut):
     """i.ready ignores o.ready, o.valid/o.payload ignore i.valid/i.payload within a cycle."""
     await _start(dut)

@@ -127,8 +127,6 @@ class StreamDriver:
         self._queue = deque()            # (word, event or None)
         self._current = None
         self._accepted = False
-        self._idle = Event()
-        self._idle.set()
         self.sent = 0                    # completed transfers
         self.transfers = []              # Transfer records, in order
         self.valid.value = 0
@@ -140,7 +138,6 @@ class StreamDriver:
     def append(self, item):
         """Queue ``item`` for sending (returns at once)."""
         self._queue.append((self._encode(item), None))
-        self._idle.clear()
 
     def extend(self, items):
         for item in items:
@@ -150,14 +147,17 @@ class StreamDriver:
         """Queue ``item`` and return once it has been transferred."""
         done = Event()
         self._queue.append((self._encode(item), done))
-        self._idle.clear()
         await done.wait()
 
-    async def idle(self):
-        """Return once every queued item has been transferred."""
-        if not self.busy:
-            return
-        await self._idle.wait()
+    async def idle(self, timeout_cycles=100_000):
+        """Return once every queued item has been transferred; AssertionError if that takes
+        more than ``timeout_cycles`` cycles (a DUT that stopped accepting)."""
+        for _ in range(timeout_cycles):
+            if not self.busy:
+                return
+            await RisingEdge(self.clk)
+        raise AssertionError(f"{self.prefix}: {self.count()} item(s) still not accepted after "
+                             f"{timeout_cycles} cycles (ready stuck low?)")
 
     @property
     def busy(self):
@@ -190,8 +190,6 @@ class StreamDriver:
                 self.valid.value = 0
                 if self.junk_payload:
                     self.payload.value = self.rng.getrandbits(self.width)
-                if not self._queue:
-                    self._idle.set()
             await ReadOnly()
             self._accepted = self._current is not None and read_int(self.ready) == 1
             if self._accepted:
@@ -260,10 +258,15 @@ class StreamMonitor:
         """The next transfer (waits for it)."""
         return await self.queue.get()
 
-    async def wait_for(self, n):
-        """Return once at least ``n`` transfers have been recorded."""
-        while len(self.transfers) < n:
+    async def wait_for(self, n, timeout_cycles=100_000):
+        """Return once at least ``n`` transfers have been recorded; AssertionError after
+        ``timeout_cycles`` cycles."""
+        for _ in range(timeout_cycles):
+            if len(self.transfers) >= n:
+                return
             await RisingEdge(self.clk)
+        raise AssertionError(f"{self.prefix}: {len(self.transfers)} of {n} transfers after "
+                             f"{timeout_cycles} cycles")
 
     def set_ready_prob(self, prob, burst=1.0):
         self.gate = RandomGate(prob, self.rng, burst)

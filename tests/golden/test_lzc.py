@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Golden leading-zero count against int.bit_length, and LeadingZeroCount's parameter checks."""
 
 import numpy as np

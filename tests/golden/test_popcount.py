@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Golden prefix popcount (both forms) against numpy, and PrefixPopcount's parameter checks."""
 
 import numpy as np
