@@ -79,6 +79,10 @@ class Block:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
 
+    def check_params(self, params):
+        """Run the constructor's parameter checks (UsageError); the component is discarded."""
+        self.build(params)._MustUse__silence = True
+
     def flow(self):
         """The adapter module (stimulus schema, golden comparison, demo, bench)."""
         if self.adapter is None:

@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from hw.common.onehot import onehot_to_binary
+from hw.common.params import check_int
 
 __all__ = ["RoundRobinArbiter"]
 
@@ -45,9 +46,7 @@ class RoundRobinArbiter(wiring.Component):
     MAX_N = 1024
 
     def __init__(self, n):
-        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= self.MAX_N:
-            raise ValueError(f"RoundRobinArbiter: n must be an integer in 1..{self.MAX_N}, got {n!r}")
-        self.n = n
+        self.n = check_int(self, "n", n, 1, self.MAX_N)
         self.idx_width = max(1, ceil_log2(n))
         super().__init__({
             "req": In(n),

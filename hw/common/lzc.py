@@ -4,6 +4,7 @@ from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
+from hw.common.params import check_int
 
 __all__ = ["LeadingZeroCount"]
 
@@ -48,11 +49,7 @@ class LeadingZeroCount(wiring.Component):
     MAX_WIDTH = 256
 
     def __init__(self, width):
-        if (not isinstance(width, int) or isinstance(width, bool)
-                or not 1 <= width <= self.MAX_WIDTH):
-            raise ValueError(f"LeadingZeroCount: width must be an integer in 1..{self.MAX_WIDTH}, "
-                             f"got {width!r}")
-        self.width = width
+        self.width = check_int(self, "width", width, 1, self.MAX_WIDTH)
         self.levels = ceil_log2(width)
         super().__init__({
             "i": In(width),

@@ -4,6 +4,7 @@ from amaranth import Module, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
+from hw.common.params import check_int
 
 __all__ = ["PrefixPopcount"]
 
@@ -56,9 +57,7 @@ class PrefixPopcount(wiring.Component):
     MAX_N = 1024
 
     def __init__(self, n):
-        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= self.MAX_N:
-            raise ValueError(f"PrefixPopcount: n must be an integer in 1..{self.MAX_N}, got {n!r}")
-        self.n = n
+        self.n = check_int(self, "n", n, 1, self.MAX_N)
         self.count_width = ceil_log2(n + 1)
         self.levels = ceil_log2(n)
         self.layout = data.ArrayLayout(unsigned(self.count_width), n)

@@ -20,7 +20,7 @@ MAX_CYCLES = 1_000_000
 def parse(data, block):
     """Validated (params, stimulus) from a stimulus JSON object."""
     params = block.resolve_params(field(data, "params", "stimulus", dict, default={}))
-    block.build(params)                       # parameter range errors surface here
+    block.check_params(params)
     n = params["n"]
     cycles = field(data, "cycles", "stimulus", list)
     if not 1 <= len(cycles) <= MAX_CYCLES:
