@@ -14,6 +14,7 @@ from sim.errors import UsageError
 from sim.run import run_parsed
 from sim.seed import pick_seed
 from sim.simulators import verilator_version
+from sim.table import print_table
 from sim.verilog import lint, write_verilog
 
 
@@ -54,12 +55,8 @@ def main():
         print(f"... {block.name}", flush=True)
         rows.append(demo_block(block, seed))
     columns = ["block", "status", "verilog", "lint -Wall", "demo", "result", "seconds"]
-    widths = [max(len(c), *(len(str(r.get(c, "-"))) for r in rows)) for c in columns]
     print()
-    print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(r.get(c, "-")).ljust(w) for c, w in zip(columns, widths)))
+    print_table(rows, columns, missing="-")
     failed = [r["block"] for r in rows if r.get("result") == "FAIL"]
     print(f"\nVerilog in build/verilog/, simulation builds in build/sim/. "
           + (f"FAILED: {', '.join(failed)}" if failed else "All built blocks pass."))

@@ -9,6 +9,7 @@ import sys
 
 from sim import registry
 from sim.errors import UsageError
+from sim.table import print_table
 
 __all__ = ["main"]
 
@@ -30,15 +31,6 @@ def _params(pairs):
     return params
 
 
-def _table(rows, columns):
-    widths = [max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
-    line = "  ".join(str(c).ljust(w) for c, w in zip(columns, widths))
-    print(line)
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)))
-
-
 def cmd_list(args):
     rows = []
     for b in registry.REGISTRY.values():
@@ -48,7 +40,7 @@ def cmd_list(args):
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        _table(rows, ["block", "kind", "status", "top", "parameters (default, legal)", "spec"])
+        print_table(rows, ["block", "kind", "status", "top", "parameters (default, legal)", "spec"])
     return 0
 
 
@@ -109,7 +101,7 @@ def cmd_regress(args):
         print()
         for r in rows:
             r["seconds"] = f"{r['seconds']:.1f}"
-        _table(rows, ["file", "tests", "passed", "failed", "skipped", "seconds"])
+        print_table(rows, ["file", "tests", "passed", "failed", "skipped", "seconds"])
     return 0 if code == 0 else 1
 
 
@@ -237,6 +229,10 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:                   # output piped into `head` and the like
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
