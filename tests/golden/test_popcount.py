@@ -22,14 +22,12 @@ def _check(value, n):
     assert blelloch_prefix_popcount(value, n) == (want, want_total), (n, value)
 
 
-@pytest.mark.req("WD-F9")
 @pytest.mark.parametrize("n", range(1, 11))
 def test_both_forms_match_numpy_exhaustively(n):
     for value in range(1 << n):
         _check(value, n)
 
 
-@pytest.mark.req("WD-F9")
 @pytest.mark.parametrize("n", [11, 16, 17, 31, 33, 48, 64, 100, 255, 256, 257, 1000, 1023, 1024])
 def test_both_forms_match_numpy_random(n, seed):
     rng = np.random.default_rng(seed)
@@ -39,7 +37,6 @@ def test_both_forms_match_numpy_random(n, seed):
         _check(value, n)
 
 
-@pytest.mark.req("WD-F9")
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16, 48, 64, 1000, 1024])
 def test_blelloch_structure_is_log_depth_and_work_efficient(n):
     """2 * ceil(log2 n) levels (L up, L down) and fewer than 2 * P additions, P = 2**L."""

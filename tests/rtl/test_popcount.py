@@ -11,14 +11,12 @@ from sim.structure import operator_depths
 TB = "tb.common.popcount_tb"
 
 
-@pytest.mark.req("WD-F9")
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16, 48, 64])
 def test_prefix_popcount_rtl_matches_golden(n, seed):
     block = registry.get("prefix_popcount")
     run_testbench(block, block.resolve_params({"n": n}), TB, seed=seed)
 
 
-@pytest.mark.req("WD-F9")
 @pytest.mark.parametrize("n", [2, 3, 5, 8, 16, 17, 48, 64, 100, 256, 1000, 1024])
 def test_prefix_popcount_is_log_depth_and_work_efficient(n):
     """Longest input-to-output path: ceil(log2 n) adders to total, <= 2*ceil(log2 n) - 2 to any
