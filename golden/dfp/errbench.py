@@ -142,6 +142,8 @@ def error_bench(ks=KS, configs=GV26_CONFIGS, half_normal=False, seed=SEED):
 
     - ``errors[name][K]``: max normalized error over the trials;
     - ``ovf[name][K]``: max ovf over the trials (must be 0);
+    - ``ovf_with_manager``: chains with ovf = 1 over every PRESHIFT, CHUNK and ADAPTIVE
+      configuration and K (the DFP-P7 condition; must be 0);
     - ``bound_violations[name][K]``: chains whose error exceeds the §4.12 bound (must be 0);
     - ``bound_slack[name][K]``: the minimum of bound − err over the trials;
     - ``configs``: {name: (mode, lanes, acc_w)}; ``trials``: {K: T};
@@ -151,12 +153,12 @@ def error_bench(ks=KS, configs=GV26_CONFIGS, half_normal=False, seed=SEED):
     """
     start = time.perf_counter()
     draws = draw_trials(ks, seed, half_normal)
-    out = {"errors": {}, "ovf": {}, "bound_violations": {}, "bound_slack": {},
+    out = {"errors": {}, "ovf": {}, "ovf_chains": {}, "bound_violations": {}, "bound_slack": {},
            "configs": {config_name(c): tuple(c) for c in configs},
            "trials": {k: trials_for(k) for k in ks}, "half_normal": bool(half_normal),
            "seed": seed}
     for name in out["configs"]:
-        for key in ("errors", "ovf", "bound_violations", "bound_slack"):
+        for key in ("errors", "ovf", "ovf_chains", "bound_violations", "bound_slack"):
             out[key][name] = {}
     for k in ks:
         a, b = draws[k]
@@ -166,8 +168,11 @@ def error_bench(ks=KS, configs=GV26_CONFIGS, half_normal=False, seed=SEED):
             res, err, bound = run_config(cfg, a, b, qa, qb)
             out["errors"][name][k] = float(err.max())
             out["ovf"][name][k] = int(res["ovf"].max())
+            out["ovf_chains"][name][k] = int(res["ovf"].sum())
             out["bound_violations"][name][k] = int((err > bound).sum())
             out["bound_slack"][name][k] = float((bound - err).min())
+    out["ovf_with_manager"] = sum(out["ovf_chains"][name][k] for name, (mode, _, _) in
+                                  out["configs"].items() if mode != NONE for k in ks)
     for mode in (CHUNK, ADAPTIVE, PRESHIFT):
         names = [config_name((mode, lanes, 32)) for lanes in (1, 16)]
         if 4096 in ks and all(n in out["errors"] for n in names):

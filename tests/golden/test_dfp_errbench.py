@@ -96,6 +96,7 @@ def test_gv26_reproduced(bench):
 def test_p7_error_targets(bench):
     """ACC_W 32, LANES 1 and 16: CHUNK and ADAPTIVE <= 2e-5, PRESHIFT <= 5e-4 at every K;
     ovf = 0 on every chain of the benchmark (all configurations)."""
+    assert bench["ovf_with_manager"] == 0
     for name, (mode, lanes, acc_w) in bench["configs"].items():
         assert max(bench["ovf"][name].values()) == 0, name
         if acc_w != 32 or mode == NONE:
