@@ -1,0 +1,1 @@
+"""DFP16 multiply-accumulate unit with dynamic precision manager (spec dfp.md)."""
