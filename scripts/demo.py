@@ -37,7 +37,8 @@ def demo_block(block, seed):
                            + ("matches golden" if record["passed"] else f"{record['mismatch_count']} MISMATCHES"))
             row["result"] = "PASS" if record["passed"] and ok else "FAIL"
         else:
-            res = run_testbench(block, params, block.testbench, seed=seed, label="demo")
+            res = run_testbench(block, params, block.testbench, testcase=block.demo_testcases,
+                                seed=seed, label="demo")
             row["demo"] = f"cocotb {res.tests} tests passed"
             row["result"] = "PASS" if ok else "FAIL"
     except (TestbenchFailure, UsageError) as exc:

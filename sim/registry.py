@@ -36,6 +36,7 @@ class Block:
     top: object = None
     adapter: str | None = None
     testbench: str | None = None     # cocotb module run by the demo when there is no adapter
+    demo_testcases: str | None = None  # the testbench's testcases the demo runs (None: all)
     issue: int | None = None
     status: str = "ready"
     notes: tuple = field(default=())
@@ -131,8 +132,42 @@ REGISTRY = {b.name: b for b in [
           summary="work distributor with shadow-state launcher, water-filling, rasterization"),
     Block(name="memrouter", kind="block", spec="memrouter.md", issue=7, status="planned (issue #7)",
           summary="base-layer memory router: HBM + off-package interleave, page table, QoS, migration"),
-    Block(name="dfp", kind="block", spec="dfp.md", issue=3, status="planned (issue #3)",
-          summary="DFP16 multiply-accumulate unit with dynamic precision manager"),
+    Block(
+        name="dfp", kind="block", spec="dfp.md", issue=3,
+        summary="DFP16 dot/MAC unit with the dynamic precision manager (NONE/PRESHIFT/CHUNK/ADAPTIVE)",
+        top="hw.dfp.dot:DfpDotUnit", adapter="sim.blocks.dfp",
+        params=(Param("lanes", 16, "1, 2, 4, 8, 16", "multipliers per operand beat (DFP-C1)"),
+                Param("acc_w", 32, "32..48", "integer accumulator width (DFP-C2)"),
+                Param("mul_stages", 2, "1..2", "pipeline registers after the multipliers (DFP-C7)"),
+                Param("tree_reg_every", 2, "1..5", "adder-tree levels between registers (DFP-C7)"),
+                Param("fadd_cyc", 3, "1..4", "cycles per FP32 accumulation, CHUNK mode (DFP-C7)")),
+    ),
+    Block(
+        name="dfp_quantizer", kind="part", spec="dfp.md §4.3", issue=3,
+        summary="dfp: FP32 -> DFP16 block quantizer (two-pass, TRUNC/BIASED/RNE, metadata)",
+        top="hw.dfp.quantizer:DfpQuantizer", testbench="tb.dfp.quant_tb",
+        demo_testcases="golden_vectors,random_blocks",
+        params=(Param("q_lanes", 1, "1, 2, 4, 8, 16", "elements per beat (DFP-C3)"),
+                Param("blk_max", 64, "1..1024, multiple of q_lanes", "largest block (DFP-C4)"),
+                Param("bias_bits", 1, "1..4", "bias bits of BIASED rounding (DFP-C6)")),
+    ),
+    Block(
+        name="dfp_dequantizer", kind="part", spec="dfp.md §4.4", issue=3,
+        summary="dfp: DFP16 -> FP32 dequantizer (LZD path)",
+        top="hw.dfp.dequantizer:DfpDequantizer", testbench="tb.dfp.dequant_tb",
+        demo_testcases="golden_vectors,random_beats",
+        params=(Param("q_lanes", 1, "1, 2, 4, 8, 16", "elements per beat (DFP-C3)"),),
+    ),
+    Block(
+        name="dfp_downconverter", kind="part", spec="dfp.md §4.10", issue=3,
+        summary="dfp: DFP32 -> DFP16 down-converter (align, R shift, round, saturate)",
+        top="hw.dfp.downconvert:DfpDownConverter", testbench="tb.dfp.down_tb",
+        demo_testcases="golden_vectors,random_blocks",
+        params=(Param("q_lanes", 1, "1, 2, 4, 8, 16", "elements per beat (DFP-C3)"),
+                Param("blk_max", 64, "1..1024, multiple of q_lanes", "largest block (DFP-C4)"),
+                Param("in_w", 32, "16..48", "input integer width (DFP-C5)"),
+                Param("bias_bits", 1, "1..4", "bias bits of BIASED rounding (DFP-C6)")),
+    ),
 ]}
 
 

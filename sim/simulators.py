@@ -30,6 +30,12 @@ def setup_verilator():
     path = os.environ.get("PATH", "").split(os.pathsep)
     if path[0] != bindir:
         os.environ["PATH"] = os.pathsep.join([bindir] + [p for p in path if p != bindir])
+    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so a model big enough to be
+    # split into several C++ files fails to compile with GCC ("Vtop__pch.h.fast: linker input
+    # file not found"): GCC needs "-include" in front of the precompiled header.
+    makeflags = os.environ.get("MAKEFLAGS", "")
+    if "CFG_CXXFLAGS_PCH_I" not in makeflags:
+        os.environ["MAKEFLAGS"] = f"{makeflags} CFG_CXXFLAGS_PCH_I=-include".strip()
     return str(exe)
 
 

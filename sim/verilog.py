@@ -50,39 +50,88 @@ def _base(name):
     return re.sub(r"\$\d+$", "", name.lstrip("\\"))
 
 
+_CONNECTION_NET = re.compile(r"^\s+\.(\\?[^\s(]+)\s*\(\s*(\\?[^\s)]+)\s*\)")
+_ASSIGN_CAT = re.compile(r"^\s+assign\s+(\\?\S+)\s*=\s*\{(.*)\};\s*$")
+_ASSIGN_CONST = re.compile(r"^\s+assign\s+(\\?\S+)\s*=\s*\d+'[hdbo][0-9a-fA-F_xz]+\s*;\s*$")
+_ASSIGN_NET = re.compile(r"^\s+assign\s+(\\?\S+)\s*=\s*(\\?[^\s;]+)\s*;\s*$")
+
+
+def _split_port(name):
+    return name.lstrip("\\").startswith("port$")
+
+
 def debug_alias_lines(text):
     """Line numbers of the debug copies Amaranth declares and never reads, so lint waives them.
 
-    Two kinds, both assigned and never read:
+    Three kinds, all assigned and never read:
 
     - port aliases: when a parent drives or reads a submodule's port signal, Amaranth declares
       that signal, under the port's name, in the parent (a non-port wire whose name is a port
       name of an instance in the same module);
     - field views: each field of a ``data.Struct``/``Array`` signal ``s`` gets a wire ``s.field``
-      (a wire whose name, up to its first dot, is a signal or port of the same module).
+      (a wire whose name, up to its first dot, is a signal or port of the same module);
+    - split-port views: when the bits of a submodule's output port come from different cells
+      (for example a register for one bit), Amaranth splits the port into pieces (named
+      ``port$N$M``, plus any piece that is a named register) and keeps the whole signal as a
+      wire assigned the concatenation of the pieces, in the submodule and in the parent. Such a
+      wire is recognised by its assignment ``{...}``: every piece is a port of the module or a
+      net driving a ``port$`` port (in the submodule), or a net connected to an instance that
+      has a ``port$`` port (in the parent); and when an output port of a submodule is
+      constant, Amaranth drops it from the submodule's port list and keeps the signal as a
+      non-port wire assigned only that constant (waived in submodules, never in the top).
     """
     lines = text.splitlines()
     result = []
     wires, connections, ports = {}, set(), set()
+    cats, port_nets, split_nets, consts, assigned = {}, set(), set(), set(), {}
+    module = ""
 
     def flush():
         declared = {name.lstrip("\\") for name in wires} | ports
+        module_split = any(_split_port(p) for p in ports)
         for name, number in wires.items():
             plain = name.lstrip("\\")
             if _base(name) in connections and name not in ports:
                 result.append(number)
             elif "." in plain and plain.split(".", 1)[0] in declared:
                 result.append(number)
+            elif ("." in module and name in consts and assigned.get(name) == 1
+                  and name not in ports):
+                result.append(number)
+            elif name in cats and name not in ports:
+                pieces = cats[name]
+                own = module_split and all(x in ports or x in port_nets for x in pieces)
+                parent = pieces <= split_nets
+                if pieces and (own or parent):
+                    result.append(number)
 
+    current_inst = []
     for number, line in enumerate(lines, 1):
         if (match := _MODULE.match(line)):
             flush()
-            wires, connections = {}, set()
+            wires, connections, cats = {}, set(), {}
+            port_nets, split_nets, consts, assigned = set(), set(), set(), {}
+            module = match.group(1)
             ports = {p.strip() for p in match.group(2).split(",")}
         elif (match := _WIRE.match(line)):
             wires[match.group(1)] = number
+        elif (match := _CONNECTION_NET.match(line)):
+            connections.add(_base(match.group(1)))
+            current_inst.append((match.group(1), match.group(2)))
         elif (match := _CONNECTION.match(line)):
             connections.add(_base(match.group(1)))
+        elif (match := _ASSIGN_CONST.match(line)):
+            consts.add(match.group(1))
+            assigned[match.group(1)] = assigned.get(match.group(1), 0) + 1
+        elif (match := _ASSIGN_CAT.match(line)):
+            cats[match.group(1)] = {x.strip() for x in match.group(2).split(",")}
+        elif (match := _ASSIGN_NET.match(line)):
+            if _split_port(match.group(1)):
+                port_nets.add(match.group(2))
+        if line.strip() == ");" and current_inst:         # end of an instance's connections
+            if any(_split_port(port) for port, _ in current_inst):
+                split_nets |= {net for _, net in current_inst}
+            current_inst = []
     flush()
     return sorted(result)
 

@@ -36,7 +36,7 @@ def test_list_shows_arbiter_and_its_parameters(capsys):
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("arbiter "))
     assert "hw.common.arbiter:RoundRobinArbiter" in row and "n=4 (1..1024)" in row
-    for planned in ("tma", "trackq", "wdist", "memrouter", "dfp"):
+    for planned in ("tma", "trackq", "wdist", "memrouter"):
         assert any(line.startswith(planned + " ") and "planned" in line for line in out.splitlines())
 
 
@@ -49,12 +49,14 @@ def test_list_json(capsys):
 def test_verilog_all_and_lint_all(capsys, build):
     code, out, _ = _cli(capsys, "verilog", "--all")
     assert code == 0
-    for name in ("arbiter", "skid", "prefix_popcount", "lzc"):
+    names = ("arbiter", "skid", "prefix_popcount", "lzc", "dfp", "dfp_quantizer",
+             "dfp_dequantizer", "dfp_downconverter")
+    for name in names:
         text = (build / "verilog" / f"{name}.v").read_text()
         assert f"module {name}(" in text
     code, out, err = _cli(capsys, "lint", "--all")
     assert code == 0, out + err
-    assert out.count("clean") == 4
+    assert out.count("clean") == len(names)
 
 
 def test_verilog_parameter_override_names_the_module(capsys, build):
@@ -71,7 +73,7 @@ def test_verilog_parameter_override_names_the_module(capsys, build):
     (["verilog", "arbiter", "-p", "m=3"], "no parameter 'm'"),
     (["verilog", "arbiter", "-p", "n=x"], "not an integer"),
     (["verilog", "arbiter", "-p", "n"], "NAME=VALUE"),
-    (["run", "dfp", "x.json"], "issue #3"),
+    (["run", "tma", "x.json"], "issues #4, #8"),
     (["fpga", "arbiter"], "issue #9"),
     (["regress", "wdist"], "does not support"),
     (["bench", "lzc"], "does not support"),

@@ -93,3 +93,49 @@ def test_struct_stream_skid_buffer_lints_clean(tmp_path):
     assert "i__payload.tag" in path.read_text()
     ok, messages = lint(path, name)
     assert ok, messages
+
+
+SPLIT_PORT_TEXT = """\
+module top(clk, y);
+  input clk;
+  output [3:0] y;
+  wire [3:0] y;
+  wire \\$1 ;
+  wire [2:0] \\$2 ;
+  wire [3:0] fp32;
+  wire [3:0] unused_design_net;
+  \\top.child  child (
+    .a_neg(\\$1 ),
+    .\\port$7$0 (\\$2 ),
+    .clk(clk)
+  );
+  assign fp32 = { \\$1 , \\$2  };
+  assign unused_design_net = { \\$1 , y[0] };
+  assign y = { \\$1 , \\$2  };
+endmodule
+module \\top.child (clk, \\port$7$0 , a_neg);
+  input clk;
+  output [2:0] \\port$7$0 ;
+  wire [2:0] \\port$7$0 ;
+  output a_neg;
+  reg a_neg = 1'h0;
+  wire [2:0] \\$3 ;
+  wire [3:0] fp32;
+  wire busy;
+  assign fp32 = { a_neg, \\$3  };
+  assign \\port$7$0  = \\$3 ;
+  assign busy = 1'h0;
+endmodule
+"""
+
+
+def test_split_and_constant_port_views_are_waived_design_nets_are_not():
+    """Amaranth's split-port views (parent and child) and a dropped constant port's wire in a
+    submodule are waived; an unused net of the design's own is not."""
+    from sim.verilog import debug_alias_lines
+    lines = SPLIT_PORT_TEXT.splitlines()
+    waived = {lines[n - 1].strip() for n in debug_alias_lines(SPLIT_PORT_TEXT)}
+    assert "wire [3:0] fp32;" in waived and "wire busy;" in waived
+    numbers = debug_alias_lines(SPLIT_PORT_TEXT)
+    assert {lines[n - 1].strip() for n in numbers if n < 18} == {"wire [3:0] fp32;"}
+    assert sum(1 for n in numbers if lines[n - 1].strip() == "wire [3:0] fp32;") == 2

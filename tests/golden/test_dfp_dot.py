@@ -10,7 +10,7 @@ from golden.dfp import vectors as gv
 from golden.dfp.dot import DotUnit, chunk_setup, preshift_setup, r0_min
 from golden.dfp.formats import ADAPTIVE, CHUNK, NONE, PRESHIFT, Config
 from golden.dfp.numerics import bitlen, clog2
-from golden.dfp.vector import dfp_matmul, dot_chains
+from golden.dfp.vector import dfp_matmul
 
 MODES = (NONE, PRESHIFT, CHUNK, ADAPTIVE)
 

@@ -1,0 +1,158 @@
+"""The block buffer shared by the quantizer and the down-converter: ping-pong storage of two
+blocks (DFP-P6), block cutting at BLK_MAX (DFP-E7), and the per-block tallies of saturations
+and magnitudes for the last-beat fields (n_sat, bl, meta)."""
+
+from amaranth import C, Cat, Mux, Signal, unsigned
+from amaranth.lib import data
+from amaranth.lib.memory import Memory
+from amaranth.utils import ceil_log2
+
+from golden.dfp.formats import BLK_MAX_RANGE, Q_LANES_LEGAL
+from hw.common.params import check_int, reject
+from hw.dfp.round import bitlen, eq_const, is_zero, popcount
+
+__all__ = ["BlockBuffer", "check_block_params", "block_tally"]
+
+
+def check_block_params(component, q_lanes, blk_max):
+    """Shared constructor checks of Q_LANES (DFP-C3) and BLK_MAX (DFP-C4)."""
+    if isinstance(q_lanes, bool) or q_lanes not in Q_LANES_LEGAL:
+        reject(component, f"q_lanes must be one of {', '.join(map(str, Q_LANES_LEGAL))}, "
+                          f"got {q_lanes!r}")
+    check_int(component, "blk_max", blk_max, *BLK_MAX_RANGE)
+    if blk_max % q_lanes:
+        reject(component, f"blk_max must be a multiple of q_lanes ({q_lanes}) in "
+                          f"{BLK_MAX_RANGE[0]}..{BLK_MAX_RANGE[1]}, got {blk_max!r}")
+
+
+class BlockBuffer:
+    """Two-block ping-pong buffer built into the caller's module (DFP-P6).
+
+    A block is the beats from the first write after the previous block's end up to a beat with
+    ``last`` set, or up to ``depth`` beats (the block is then *cut*: ``w_cut`` is high on its
+    final beat, DFP-E7). The writer fills one buffer while the reader streams the other, in
+    block order. Each buffer has a descriptor, sampled from ``w_desc`` on the block's final
+    beat, and its last beat index. A buffer is handed to the reader one cycle after its block
+    ends (the memory write is registered) and back to the writer when the reader issues the
+    read of its last beat, so with ``r_ready`` high blocks stream at one beat per cycle.
+
+    ``w_ready`` is low only while both buffers hold blocks not yet read out. The read side is
+    one synchronous memory read: ``r_data`` is the read port's output register, ``r_valid``,
+    ``r_desc``, ``r_first`` and ``r_last`` are registered beside it; the consumer sets
+    ``r_ready`` (only the read enable depends on it).
+
+    This is a helper that adds its logic to the caller's ``Module`` rather than a component:
+    the memory's read data then feed the caller's logic directly, and every memory port signal
+    is a register or a logic output, so the Verilog has no unread port-alias wires.
+
+    Parameters
+    ----------
+    m : Module
+    width : int
+        Beat width in bits.
+    depth : int
+        Beats per block at most (BLK_MAX / Q_LANES), 1..1024.
+    desc_layout : Layout
+        Per-block descriptor.
+    w_valid, w_data, w_last : Value
+        The incoming beat.
+    w_desc : Value
+        Descriptor of the block, read on its final beat (``w_end``).
+    r_ready : Value
+        The consumer takes ``r_data`` this cycle.
+
+    Attributes
+    ----------
+    w_ready, w_first, w_end, w_cut : Value
+        Writer handshake; the next write is a block's first beat; the beat ends its block;
+        it ends it by size, without ``last``.
+    r_valid, r_data, r_first, r_last : Value
+        Read beat.
+    r_desc : View of desc_layout
+        Its block's descriptor.
+    """
+
+    def __init__(self, m, width, depth, desc_layout, *, w_valid, w_data, w_last, w_desc,
+                 r_ready, name="buf"):
+        iw = max(1, ceil_log2(depth))
+        dw = data.Layout.cast(desc_layout).size
+        mem = Memory(shape=unsigned(width), depth=2 << iw, init=[])
+        m.submodules[f"{name}_mem"] = mem
+        wp = mem.write_port()
+        rp = mem.read_port()
+
+        full = [Signal(name=f"{name}_full0"), Signal(name=f"{name}_full1")]
+        desc = [Signal(dw, name=f"{name}_desc0"), Signal(dw, name=f"{name}_desc1")]
+        lastidx = [Signal(iw, name=f"{name}_lastidx0"), Signal(iw, name=f"{name}_lastidx1")]
+
+        # -- write side: the accepted beat is written one cycle later ----------------------
+        wsel = Signal(name=f"{name}_wsel")
+        widx = Signal(iw, name=f"{name}_widx")
+        wend = Signal(name=f"{name}_wend")            # the registered write ends its block
+        self.w_ready = ~Mux(wsel, full[1], full[0])
+        accept = w_valid & self.w_ready
+        at_depth = eq_const(widx, depth - 1)
+        self.w_first = is_zero(widx)
+        self.w_end = w_last | at_depth
+        self.w_cut = at_depth & ~w_last
+        m.d.sync += [wp.en.eq(accept), wp.addr.eq(Cat(widx, wsel)), wp.data.eq(w_data),
+                     wend.eq(accept & self.w_end)]
+        with m.If(accept):
+            with m.If(self.w_end):
+                m.d.sync += [widx.eq(0), wsel.eq(~wsel)]
+                for k in range(2):
+                    with m.If(wsel == k):
+                        m.d.sync += [desc[k].eq(w_desc), lastidx[k].eq(widx)]
+            with m.Else():
+                m.d.sync += widx.eq(widx + 1)
+        with m.If(wend):                                # its last beat is in memory now
+            for k in range(2):
+                with m.If(wp.addr[iw] == k):
+                    m.d.sync += full[k].eq(1)
+
+        # -- read side ---------------------------------------------------------------------
+        raddr = rp.addr                                # {rsel, ridx}: the next read
+        ridx, rsel = raddr[:iw], raddr[iw]
+        self.r_valid = Signal(name=f"{name}_r_valid")
+        r_desc = Signal(dw, name=f"{name}_r_desc")
+        self.r_desc = data.View(desc_layout, r_desc)
+        self.r_first = Signal(name=f"{name}_r_first")
+        self.r_last = Signal(name=f"{name}_r_last")
+        self.r_data = rp.data
+        rfull = Mux(rsel, full[1], full[0])
+        advance = ~self.r_valid | r_ready
+        issue = advance & rfull
+        final = ridx == Mux(rsel, lastidx[1], lastidx[0])
+        m.d.comb += rp.en.eq(advance)
+        with m.If(advance):
+            m.d.sync += self.r_valid.eq(rfull)
+        with m.If(issue):
+            m.d.sync += [r_desc.eq(Mux(rsel, desc[1], desc[0])), self.r_first.eq(is_zero(ridx)),
+                         self.r_last.eq(final)]
+            with m.If(final):
+                m.d.sync += raddr.eq(Cat(C(0, iw), ~rsel))
+                for k in range(2):
+                    with m.If(rsel == k):
+                        m.d.sync += full[k].eq(0)     # the writer never fills a full buffer
+            with m.Else():
+                m.d.sync += raddr.eq(Cat((ridx + 1)[:iw], rsel))
+
+
+def block_tally(m, first, mags, sats):
+    """Running totals over a block's output beats, this beat included.
+
+    ``first``: this beat starts its block; ``mags``: the beat's 15-bit output magnitudes;
+    ``sats``: their saturation flags. Returns (n_sat, or_mags, bl, update): the block's
+    saturation count and OR of magnitudes so far, bitlen(max|I|) of the block so far, and the
+    sync statements that keep the totals when the caller consumes the beat.
+    """
+    nsat_acc = Signal(16)
+    or_acc = Signal(15)
+    beat_or = mags[0]
+    for mag in mags[1:]:
+        beat_or = beat_or | mag
+    nsat_tot = (Mux(first, 0, nsat_acc) + popcount(sats))[:16]
+    or_tot = Signal(15)
+    m.d.comb += or_tot.eq(Mux(first, 0, or_acc) | beat_or)
+    bl = bitlen(m, or_tot, "bl")
+    return nsat_tot, or_tot, bl, [nsat_acc.eq(nsat_tot), or_acc.eq(or_tot)]
