@@ -60,11 +60,15 @@ def _gv18_stimulus():
     chains.append({"a_fp32": [318.0, 3.4667968], "b_fp32": [318.0, "0xC05DE000"], "cfg": {"mode": "NONE"}})
     chains.append({"a": [30000] * 3, "b": [30000] * 3, "bl_a": 15, "bl_b": 15,
                    "cfg": {"mode": "CHUNK"}, "blk": [{"beat": 2, "es_a": 1}], "clr_before": 1})
+    # exponent extremes (DFP-F3): es_a + es_b + r from -1024 up to 1022 + r, no wrap
+    chains.append({"a": [32767] * 3, "b": [32767] * 3, "es_a": 511, "es_b": 511,
+                   "cfg": {"mode": "ADAPTIVE"}})
+    chains.append({"a": [-32767], "b": [5], "es_a": -512, "es_b": -512, "cfg": {"mode": "NONE"}})
     return {"params": {"lanes": 1, "acc_w": 32}, "timing": {"gap_prob": 0.3, "ready_prob": 0.6},
             "chains": chains}
 
 
-@pytest.mark.req("DFP-GV18", "DFP-GV28", "DFP-I10")
+@pytest.mark.req("DFP-GV18", "DFP-GV28", "DFP-I10", "DFP-F3")
 @pytest.mark.parametrize("sim", ["golden", "verilator"])
 def test_run_dfp_worked_example(capsys, tmp_path, build, sim):
     """GV18 in every mode, the quantized worked example and a GV28 blocked chain through `run`."""
@@ -79,9 +83,11 @@ def test_run_dfp_worked_example(capsys, tmp_path, build, sim):
     for (cfg, acc, es_out, headroom, chunks, fp32), res in zip(gv.GV18, results):
         assert (res["acc"], res["es_out"], res["headroom"], res["chunks"], res["fp32"]) == \
             (acc, es_out, headroom, chunks, fp32)
-    assert results[-1]["acc"] == 450000000 and results[-1]["fp32"] == 0x4F5693A4
+    assert results[-3]["acc"] == 450000000 and results[-3]["fp32"] == 0x4F5693A4
     # the quantized example: 318^2 - 3.4667968^2 from I = [20352, 222], [20352, -222]
-    assert results[-2]["acc"] == 20352 ** 2 - 222 ** 2
+    assert results[-4]["acc"] == 20352 ** 2 - 222 ** 2
+    assert (results[-2]["es_out"], results[-2]["r"], results[-2]["fp32"]) == (1024, 2, 0x7F800000)
+    assert (results[-1]["es_out"], results[-1]["fp32"]) == (-1024, 0x80000000)
     assert record["summary"]["max_abs_err_vs_fp64"] < 0.02
 
 

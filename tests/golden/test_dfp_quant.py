@@ -57,7 +57,7 @@ def test_saturation_gv5(mode):
 
 
 @pytest.mark.req("DFP-GV6", "DFP-GV7", "DFP-GV8", "DFP-GV9", "DFP-GV11", "DFP-F10", "DFP-F11",
-                 "DFP-F12", "DFP-E8")
+                 "DFP-F12", "DFP-E8", "DFP-F2")
 @pytest.mark.parametrize("name", list(gv.GV6_11))
 def test_special_blocks(name):
     words, ints, sf_b, flags = gv.GV6_11[name]
@@ -114,7 +114,7 @@ def test_element_error_and_normalization(mode, bias_bits, seed):
             assert err < 1.0 if abs(i) == 32767 else err <= bound, (hex(w), i, err)
 
 
-@pytest.mark.req("DFP-V5", "DFP-F16")
+@pytest.mark.req("DFP-V5", "DFP-F16", "DFP-F2")
 @pytest.mark.parametrize("mode", MODES)
 def test_round_trip_exact_multiples(mode, seed):
     """dequant(quant(x)) = x for blocks of multiples k·2^Es (|k| ≤ 32767, normal values, the
