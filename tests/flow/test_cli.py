@@ -7,21 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
 
 COMMANDS = ["list", "verilog", "lint", "run", "regress", "bench", "fpga", "vplan"]
-
-
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUBLOCKS_BUILD", str(tmp_path / "build"))
-    return tmp_path / "build"
-
-
-def _cli(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_console_script_help_lists_every_command():
@@ -31,8 +18,8 @@ def test_console_script_help_lists_every_command():
         assert f"    {command} " in proc.stdout, command
 
 
-def test_list_shows_arbiter_and_its_parameters(capsys):
-    code, out, _ = _cli(capsys, "list")
+def test_list_shows_arbiter_and_its_parameters(cli):
+    code, out, _ = cli("list")
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("arbiter "))
     assert "hw.common.arbiter:RoundRobinArbiter" in row and "n=4 (1..1024)" in row
@@ -40,27 +27,27 @@ def test_list_shows_arbiter_and_its_parameters(capsys):
         assert any(line.startswith(planned + " ") and "planned" in line for line in out.splitlines())
 
 
-def test_list_json(capsys):
-    code, out, _ = _cli(capsys, "list", "--json")
+def test_list_json(cli):
+    code, out, _ = cli("list", "--json")
     rows = {r["block"]: r for r in json.loads(out)}
     assert code == 0 and rows["arbiter"]["status"] == "ready"
 
 
-def test_verilog_all_and_lint_all(capsys, build):
-    code, out, _ = _cli(capsys, "verilog", "--all")
+def test_verilog_all_and_lint_all(cli, build):
+    code, out, _ = cli("verilog", "--all")
     assert code == 0
     names = ("arbiter", "skid", "prefix_popcount", "lzc", "dfp", "dfp_quantizer",
              "dfp_dequantizer", "dfp_downconverter")
     for name in names:
         text = (build / "verilog" / f"{name}.v").read_text()
         assert f"module {name}(" in text
-    code, out, err = _cli(capsys, "lint", "--all")
+    code, out, err = cli("lint", "--all")
     assert code == 0, out + err
     assert out.count("clean") == len(names)
 
 
-def test_verilog_parameter_override_names_the_module(capsys, build):
-    code, out, _ = _cli(capsys, "verilog", "arbiter", "-p", "n=7")
+def test_verilog_parameter_override_names_the_module(cli, build):
+    code, out, _ = cli("verilog", "arbiter", "-p", "n=7")
     assert code == 0
     assert "module arbiter_n7(" in (build / "verilog" / "arbiter_n7.v").read_text()
 
@@ -80,8 +67,8 @@ def test_verilog_parameter_override_names_the_module(capsys, build):
     (["nosuch"], "invalid choice"),
     (["run", "arbiter"], "required"),
 ])
-def test_bad_arguments_give_one_line_and_status_2(capsys, argv, words):
-    code, out, err = _cli(capsys, *argv)
+def test_bad_arguments_give_one_line_and_status_2(cli, argv, words):
+    code, out, err = cli(*argv)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and words in err, err
     assert "Traceback" not in out + err
@@ -104,16 +91,16 @@ BAD_STIMULI = [
 
 
 @pytest.mark.parametrize("text, words", BAD_STIMULI)
-def test_run_bad_stimulus_file(capsys, tmp_path, build, text, words):
+def test_run_bad_stimulus_file(cli, tmp_path, build, text, words):
     path = tmp_path / "stim.json"
     path.write_text(text)
-    code, out, err = _cli(capsys, "run", "arbiter", str(path), "--sim", "golden")
+    code, out, err = cli("run", "arbiter", str(path), "--sim", "golden")
     assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, err
     assert not (build / "run" / "arbiter.json").exists()
 
 
-def test_run_missing_stimulus_file(capsys, tmp_path):
-    code, _, err = _cli(capsys, "run", "arbiter", str(tmp_path / "none.json"))
+def test_run_missing_stimulus_file(cli, tmp_path):
+    code, _, err = cli("run", "arbiter", str(tmp_path / "none.json"))
     assert code == 2 and "cannot read stimulus file" in err
 
 
@@ -128,14 +115,14 @@ def test_run_bad_stimulus_subprocess_has_no_traceback(tmp_path):
 
 @pytest.mark.req("TQ-GV16")
 @pytest.mark.parametrize("sim", ["golden", "verilator"])
-def test_run_tq_gv16_stimulus(capsys, tmp_path, build, sim):
+def test_run_tq_gv16_stimulus(cli, tmp_path, build, sim):
     """The spec's TQ-GV16 stimulus through `gpublocks run`: grants as the spec prints them."""
     from golden.common.arbiter_vectors import TQ_GV16
     path = tmp_path / "gv16.json"
     path.write_text(json.dumps({"params": {"n": 4},
                                 "cycles": [{"req": r, "advance": a} for r, a, _, _ in TQ_GV16]}))
     out_file = tmp_path / "result.json"
-    code, out, err = _cli(capsys, "run", "arbiter", str(path), "--sim", sim, "--out", str(out_file))
+    code, out, err = cli("run", "arbiter", str(path), "--sim", sim, "--out", str(out_file))
     assert code == 0, out + err
     result = json.loads(out_file.read_text())
     assert result["passed"] and result["mismatch_count"] == 0
@@ -144,10 +131,10 @@ def test_run_tq_gv16_stimulus(capsys, tmp_path, build, sim):
     assert got == [row[2] for row in TQ_GV16]
 
 
-def test_run_waves_writes_a_waveform(capsys, tmp_path, build):
+def test_run_waves_writes_a_waveform(cli, tmp_path, build):
     path = tmp_path / "stim.json"
     path.write_text(json.dumps({"cycles": [{"req": k % 16} for k in range(20)]}))
-    code, out, err = _cli(capsys, "run", "arbiter", str(path), "--waves")
+    code, out, err = cli("run", "arbiter", str(path), "--waves")
     assert code == 0, out + err
     from sim.simulators import fst_supported
     waves = build / "waves" / ("arbiter.fst" if fst_supported() else "arbiter.vcd")

@@ -6,19 +6,6 @@ import json
 import pytest
 
 from golden.dfp import vectors as gv
-from sim.cli import main
-
-
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUBLOCKS_BUILD", str(tmp_path / "build"))
-    return tmp_path / "build"
-
-
-def _cli(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 BAD = [
@@ -45,10 +32,10 @@ BAD = [
 
 @pytest.mark.req("DFP-C1", "DFP-C2", "DFP-C8")
 @pytest.mark.parametrize("text, words", BAD)
-def test_run_dfp_bad_stimulus_one_line_exit_2(capsys, tmp_path, build, text, words):
+def test_run_dfp_bad_stimulus_one_line_exit_2(cli, tmp_path, build, text, words):
     path = tmp_path / "stim.json"
     path.write_text(text)
-    code, out, err = _cli(capsys, "run", "dfp", str(path), "--sim", "golden")
+    code, out, err = cli("run", "dfp", str(path), "--sim", "golden")
     assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, err
     assert "Traceback" not in out + err
     assert not (build / "run" / "dfp.json").exists()
@@ -70,12 +57,12 @@ def _gv18_stimulus():
 
 @pytest.mark.req("DFP-GV18", "DFP-GV28", "DFP-I10", "DFP-F3")
 @pytest.mark.parametrize("sim", ["golden", "verilator"])
-def test_run_dfp_worked_example(capsys, tmp_path, build, sim):
+def test_run_dfp_worked_example(cli, tmp_path, build, sim):
     """GV18 in every mode, the quantized worked example and a GV28 blocked chain through `run`."""
     path = tmp_path / "gv18.json"
     path.write_text(json.dumps(_gv18_stimulus()))
     out_file = tmp_path / "result.json"
-    code, out, err = _cli(capsys, "run", "dfp", str(path), "--sim", sim, "--out", str(out_file))
+    code, out, err = cli("run", "dfp", str(path), "--sim", sim, "--out", str(out_file))
     assert code == 0, out + err
     record = json.loads(out_file.read_text())
     assert record["passed"] and record["mismatch_count"] == 0
@@ -92,26 +79,26 @@ def test_run_dfp_worked_example(capsys, tmp_path, build, sim):
 
 
 @pytest.mark.req("DFP-I12", "DFP-C3", "DFP-C4", "DFP-C5", "DFP-C6")
-def test_verilog_for_each_dfp_module_from_its_parameters(capsys, build):
+def test_verilog_for_each_dfp_module_from_its_parameters(cli, build):
     for argv, module in [
         (["dfp", "-p", "lanes=4", "-p", "acc_w=48"], "dfp_acc_w48_lanes4"),
         (["dfp_quantizer", "-p", "q_lanes=4", "-p", "blk_max=128"], "dfp_quantizer_blk_max128_q_lanes4"),
         (["dfp_dequantizer", "-p", "q_lanes=2"], "dfp_dequantizer_q_lanes2"),
         (["dfp_downconverter", "-p", "in_w=48", "-p", "bias_bits=2"], "dfp_downconverter_bias_bits2_in_w48"),
     ]:
-        code, out, err = _cli(capsys, "verilog", *argv)
+        code, out, err = cli("verilog", *argv)
         assert code == 0, err
         assert f"module {module}(" in (build / "verilog" / f"{module}.v").read_text()
     for argv, words in [(["dfp", "-p", "lanes=3"], "lanes"), (["dfp", "-p", "acc_w=31"], "acc_w"),
                         (["dfp_quantizer", "-p", "blk_max=63", "-p", "q_lanes=2"], "blk_max"),
                         (["dfp_downconverter", "-p", "in_w=49"], "in_w"),
                         (["dfp_quantizer", "-p", "bias_bits=5"], "bias_bits")]:
-        code, out, err = _cli(capsys, "verilog", *argv)
+        code, out, err = cli("verilog", *argv)
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.req("DFP-I12")
-def test_bench_dfp_json_keys(capsys, build, monkeypatch):
+def test_bench_dfp_json_keys(cli, build, monkeypatch):
     """`gpublocks bench dfp --json` end to end: RTL throughput run, error benchmark, training
     parity and the RTL spot check, every key the issue names in build/bench/dfp.json. To keep
     the regression short the training is cut to seed 0 and the spot check to 20 chains per
@@ -124,7 +111,7 @@ def test_bench_dfp_json_keys(capsys, build, monkeypatch):
     monkeypatch.setattr(adapter, "spot_check",
                         lambda block, seed, sim="verilator": full_spot(block, seed, sim, n_per_mode=20))
     monkeypatch.setattr(adapter, "THROUGHPUT_BEATS", 256)
-    code, out, err = _cli(capsys, "bench", "dfp", "--json")
+    code, out, err = cli("bench", "dfp", "--json")
     assert code == 0, out + err
     figures = json.loads((build / "bench" / "dfp.json").read_text())
     for key in ("macs_per_cycle", "dot_err_chunk_k4096", "dot_err_adaptive_k4096",
