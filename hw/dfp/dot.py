@@ -39,25 +39,26 @@ class DfpDotUnit(wiring.Component):
     SH          product shifter: tsh(t, r), tsh(t, r + 1) (ADAPTIVE), tsh(t, rc) (CHUNK)
     ACC         accumulate, leading-bit detector + halving + r (ADAPTIVE), WRAP/SAT
     E1          event: chunk close / chain end, headroom, Fig 20 update; ``DfpToFp32``
-    E2          CHUNK chunk count and headroom, entry register (``hw.dfp.dot_post``)
-    E3          result queue or bypass
+    E2          CHUNK chunk count and headroom; into the head register or the result queue
+                (``hw.dfp.dot_post``)
+    E3          head register: consumer
     OUT         ``Fp32Accumulator`` for CHUNK chunk sums; ``o_res`` register
     ==========  ===========================================================================
 
     With the defaults a result is valid 12 cycles after its chain's last beat is accepted
     (up to 16 for a multi-chunk CHUNK chain with ``fadd_cyc`` = 3).
 
-    Flow control (DFP-I9). Results and chunk closes go into a result queue of
-    :data:`~hw.dfp.dot_post.QUEUE_DEPTH` (32) entries in front of the single ``o_res``
-    register, so at most 33 results are buffered. ``i_op.ready`` is a register: it is high
+    Flow control (DFP-I9). Results and chunk closes go through a head register and a result
+    queue of :data:`~hw.dfp.dot_post.QUEUE_DEPTH` (32) entries to the single ``o_res``
+    register, so at most 34 results are buffered. ``i_op.ready`` is a register: it is high
     while the queue holds at most 32 − (L + 4) entries, where L is the number of cycles from an
-    ``i_op`` transfer to the queue (11 with the defaults, ``queue_latency``); every cycle of the
-    pipeline can add at most one entry, so the queue never overflows. When ``o_res`` stalls,
-    ``i_op.ready`` falls before more than 33 chains have been accepted (about 31 with the
-    defaults). It also falls for :data:`FIG20_BUBBLES` (4) cycles after the last beat of a
-    chain with ``eop`` that closes a Fig 20 pass with a contributing chain, so that the next
-    chain starts with the updated r_cnt (DFP-P3), and while the FP32 accumulator of CHUNK mode
-    lags behind short chunks (DFP-P2).
+    ``i_op`` transfer to the head register (11 with the defaults, ``queue_latency``); every
+    cycle of the pipeline adds at most one entry, so the queue never overflows. When ``o_res``
+    stalls, ``i_op.ready`` falls before more than 34 chains have been accepted (32 with the
+    defaults, measured). It also falls for :data:`FIG20_BUBBLES` (4) cycles after the last
+    beat of a chain with ``eop`` that closes a Fig 20 pass with a contributing chain, so that
+    the next chain starts with the updated r_cnt (DFP-P3), and while the FP32 accumulator of
+    CHUNK mode lags behind short chunks (DFP-P2).
 
     Parameters
     ----------

@@ -5,7 +5,8 @@ Three register stages, no stall (the unit only stops accepting beats):
 
 * **A** (the ``i_op`` transfer cycle): chain framing (``first``/``last`` against the open
   state: DFP-E3, DFP-E4), ``cfg`` sampling, the beat's own metadata terms (es_a + es_b, the
-  PRESHIFT ex/sa/sb of its bl_a + bl_b + k_log2 from a table), and the Fig 20 "pass has a
+  PRESHIFT ex/sa/sb of its bl_a + bl_b + k_log2 from a table), the chain's operand shifts
+  sa/sb (so stage B's shifters start from a register), and the Fig 20 "pass has a
   contributing chain" flag that tells the top to hold ``i_op.ready`` low after an ``eop``.
 * **B**: chain and segment metadata (taken on a first beat, reloaded on a blocked CHUNK
   ``blk`` beat, else held), −32768 clamp (DFP-E1), operand pre-shift tsh(a, sa), tsh(b, sb)
@@ -107,7 +108,10 @@ class DotFront(wiring.Component):
         span = wire(m, "span", bt.bl_a + bt.bl_b + bt.k_log2)
         exs = [max(0, v - (w - 1)) for v in range(64)]
         ex_b = wire(m, "ex_b", Array([C(e, 6) for e in exs])[span])
-        sab = wire(m, "sab_b", Array([C(((e + 1) // 2) | (e // 2) << 4, 8) for e in exs])[span])
+        sab_b = wire(m, "sab_b", Array([C(((e + 1) // 2) | (e // 2) << 4, 8) for e in exs])[span])
+        # the operand shifts of this beat (0 outside PRESHIFT), ready at the start of stage B
+        c_sab = Signal(8)
+        sab = wire(m, "sab", Mux(eq_const(mode, PRESHIFT), Mux(start, sab_b, c_sab), 0))
 
         r2 = {name: Signal(shape, name=f"r2_{name}") for name, shape in [
             ("valid", 1), ("clr", 1), ("start", 1), ("e4", 1), ("e3", 1), ("segnew", 1),
@@ -133,7 +137,7 @@ class DotFront(wiring.Component):
             with m.If(start):
                 m.d.sync += [c_mode.eq(mode), c_ovf_sat.eq(cfg.ovf_sat), c_fig20.eq(fig20),
                              c_tlo.eq(cfg.t_lo), c_thi.eq(cfg.t_hi), c_rbase.eq(rbase),
-                             c_len.eq(len_eff), c_auto.eq(cfg.chunk_auto)]
+                             c_len.eq(len_eff), c_auto.eq(cfg.chunk_auto), c_sab.eq(sab_b)]
         m.d.comb += self.cfg_err_set.eq(take & start & eq_const(cfg.mode, CHUNK)
                                         & ~cfg.chunk_len.any())
 
@@ -149,23 +153,21 @@ class DotFront(wiring.Component):
         # ---------------- stage B: clamp, pre-shift, metadata magnitudes, CHUNK terms -------
         # chain values (k_log2, ex, sa/sb) load on a start beat, segment values (es_ab, bl)
         # also on a blocked CHUNK reload; other beats use the held ones
-        h_k, h_ex, h_sab = Signal(5), Signal(6), Signal(8)
+        h_k, h_ex = Signal(5), Signal(6)
         h_es_ab, h_bl_a, h_bl_b = Signal(signed(11)), Signal(4), Signal(4)
         st2 = r2["start"]
         load2 = st2 | r2["segnew"]
         k = wire(m, "k", Mux(st2, r2["k"], h_k))
         ex = wire(m, "ex", Mux(st2, r2["ex"], h_ex))
-        sab = wire(m, "sab", Mux(st2, r2["sab"], h_sab))
         es_ab = wire(m, "es_ab", Mux(load2, r2["es_ab"], h_es_ab))
         bl_a = wire(m, "bl_a", Mux(load2, r2["bl_a"], h_bl_a))
         bl_b = wire(m, "bl_b", Mux(load2, r2["bl_b"], h_bl_b))
         with m.If(r2["valid"] & st2):
-            m.d.sync += [h_k.eq(r2["k"]), h_ex.eq(r2["ex"]), h_sab.eq(r2["sab"])]
+            m.d.sync += [h_k.eq(r2["k"]), h_ex.eq(r2["ex"])]
         with m.If(r2["valid"] & load2):
             m.d.sync += [h_es_ab.eq(r2["es_ab"]), h_bl_a.eq(r2["bl_a"]), h_bl_b.eq(r2["bl_b"])]
         pre = eq_const(r2["mode"], PRESHIFT)
-        sa = Mux(pre, sab[:4], 0)
-        sb = Mux(pre, sab[4:], 0)
+        sa, sb = r2["sab"][:4], r2["sab"][4:]
         meta_mode = pre | eq_const(r2["mode"], CHUNK)
         op_err_bits, viol_bits = [], []
         for side, src, shift, bl, dst in (("a", r2_a, sa, bl_a, self.op_a),

@@ -3,10 +3,10 @@ result queue and the ``o_res`` register (spec dfp §4.8, DFP-F33, F34, F40, F41,
 
 * **E1**: the event register of the manager feeds ``DfpToFp32`` (acc, es) → part.
 * **E2**: per-chain CHUNK bookkeeping in event order (chunks, minimum chunk headroom, first
-  close of the chain) forms the entry, registered (E3).
-* **E3**: the entry goes to the consumer directly when the queue is empty (bypass) or into
-  the result queue of :data:`QUEUE_DEPTH` entries (a memory).
-* **Consumer**: takes entries in order. A chunk close issues ``fadd32(facc, part)`` into
+  close of the chain) forms the entry. It goes into the head register (E3) when that is free
+  and the queue is empty, else into the result queue of :data:`QUEUE_DEPTH` entries (a
+  memory), which refills the head register in order.
+* **Consumer** (on the head register): takes entries in order. A chunk close issues ``fadd32(facc, part)`` into
   ``Fp32Accumulator`` (with ``clear`` on the chain's first close; the next add waits
   ``fadd_cyc`` cycles). A chain end fills the single ``o_res`` register: NONE/PRESHIFT/ADAPTIVE
   with fp32 = part; a CHUNK chain with one chunk with fadd32(+0, part) (−0 becomes +0, no add
@@ -113,21 +113,20 @@ class DotPost(wiring.Component):
             "op_err": e2.op_err, "meta_err": e2.meta_err, "proto_err": e2.proto_err,
         }[name] for name in el.members])
 
-        # ---------------- result queue (memory + pointers) with bypass ----------------------
+        # ---------------- E3: head register + result queue ---------------------------------
+        # The consumer works on the head register (oldest entry). It is loaded when empty or
+        # consumed: from the queue memory if it holds entries, else straight from E2 (no
+        # extra latency); an E2 entry that cannot go to the head goes to the memory.
         depth = QUEUE_DEPTH
-        # E3: the entry register (cuts the converter's output logic from the consumer)
-        entry_q = Signal(len(entry), name="entry_q")
-        valid_q = Signal(name="entry_valid")
-        m.d.sync += [entry_q.eq(entry), valid_q.eq(e2_valid)]
+        head_raw = Signal(len(entry), name="head")
+        head_valid = Signal(name="head_valid")
+        head = el(head_raw)
         mem = Memory(shape=len(entry), depth=depth, init=[])
         m.submodules.queue = mem
         wp = mem.write_port()
         rp = mem.read_port(domain="comb")
         level = Signal(range(depth + 1))
         from_queue = level.any()
-        m.d.comb += wp.data.eq(Mux(valid_q, entry_q, 0))     # one operator: no alias wire
-        head = el(wire(m, "head", Mux(from_queue, rp.data, entry_q)))
-        head_valid = from_queue | valid_q
         m.d.comb += self.room.eq(~gt(level, self.threshold))
 
         # ---------------- consumer, FP32 accumulator, o_res register ------------------------
@@ -154,9 +153,15 @@ class DotPost(wiring.Component):
         # ANDed in (fadd_cyc = 1 has no busy output at all)
         add_ok = sum_ready & ~facc.busy if f > 1 else sum_ready
         fire = wire(m, "fire", head_valid & (~needs_add | add_ok) & (~head.end | pend_free))
-        take_q = from_queue & fire
-        put_q = valid_q & ~(~from_queue & fire)
+        load = wire(m, "load", ~head_valid | fire)
+        take_q = load & from_queue
+        direct = load & ~from_queue & e2_valid          # E2 entry straight into the head
+        put_q = e2_valid & ~direct
+        with m.If(load):
+            m.d.sync += [head_raw.eq(Mux(from_queue, rp.data, entry)),
+                         head_valid.eq(from_queue | e2_valid)]
         m.d.comb += [
+            wp.data.eq(Mux(e2_valid, entry, 0)),          # one operator: no alias wire
             wp.en.eq(put_q),
             facc.add_valid.eq(fire & needs_add),
             facc.x.eq(head.part),

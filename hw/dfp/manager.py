@@ -110,15 +110,24 @@ class DynPrecisionManager(wiring.Component):
         pend_clr = pre.clr | ctl.clr | q.clr | e1_clr_pre | e1_clr_post
         rcnt_eff = wire(m, "rcnt_eff", Mux(pend_clr, 0, self.r_cnt))
         rstart_t = Signal(6)
-        m.d.sync += rstart_t.eq(Mux(pre.fig20_en & gt(rcnt_eff, pre.rbase), rcnt_eff, pre.rbase))
+        rstart_pre = wire(m, "rstart_pre", Mux(pre.fig20_en & gt(rcnt_eff, pre.rbase), rcnt_eff,
+                                               pre.rbase))
+        m.d.sync += rstart_t.eq(rstart_pre)
+        # the shift amount of the beat reaching SH next cycle, as far as it is known now: all
+        # but "r after the beat now in ACC", which SH takes from r_reg (sh_alt = 0 selects it)
+        sh_alt = Signal(name="sh_alt")
+        sh_alt_val = Signal(6, name="sh_alt_val")
+        pre_adapt = eq_const(pre.mode, ADAPTIVE)
+        m.d.sync += [
+            sh_alt.eq(~pre_adapt | pre.start | (ctl.valid & ctl.start)),
+            sh_alt_val.eq(Mux(pre_adapt, Mux(pre.start, rstart_pre, rstart_t),
+                              Mux(eq_const(pre.mode, CHUNK), pre.rfix, 0))),
+        ]
 
         # ---------------- SH: product shifter ----------------------------------------------
         q_rstart = Signal(6)
         r_reg = Signal(6)
-        r_base = wire(m, "r_base", Mux(ctl.start, rstart_t,
-                                       Mux(q.valid & q.start, q_rstart, r_reg)))
-        sh0 = wire(m, "sh0", Mux(eq_const(ctl.mode, ADAPTIVE), r_base,
-                                 Mux(eq_const(ctl.mode, CHUNK), ctl.rfix, 0)))
+        sh0 = wire(m, "sh0", Mux(sh_alt, sh_alt_val, r_reg))
         # one shifter: tsh(t, r + 1) = floor(t / 2**r) >> 1, plus the sticky bits of both
         floor0, sticky0 = tsh_parts(m, self.t, sh0, "tsh_r")
         neg_t = self.t[-1]
@@ -151,7 +160,8 @@ class DynPrecisionManager(wiring.Component):
         # the two top bits differ, or s = -2**(w-2) exactly. That equality is tested on the
         # adder inputs without carries, a + b = K <=> a^b^K = ((a&b) | ((a|b)&~K)) << 1
         # (mod 2**w), so it runs beside the adder instead of after it.
-        ka, kb = base.as_unsigned(), x.as_unsigned()[:w]
+        ka = base.as_unsigned()
+        kb = x.as_unsigned()[:w] if tw >= w else Cat(x, *[x[-1]] * (w - tw))   # sign-extend
         kk = C((1 << w) - (1 << (w - 2)), w)
         edge = ~((ka ^ kb ^ kk) ^ Cat(C(0, 1), ((ka & kb) | ((ka | kb) & ~kk))[:w - 1])).any()
         big = wire(m, "big", (top ^ nxt) | edge)
