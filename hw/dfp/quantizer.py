@@ -10,8 +10,9 @@ from golden.dfp.formats import (BIAS_BITS_RANGE, BIASED, CONFIG_FIELDS,
                                 stats_fields)
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
-from hw.dfp.blockbuf import BlockBuffer, block_tally, check_block_params
-from hw.dfp.round import StatsCounters, gt_const, is_zero, popcount, rshift_round
+from hw.dfp.blockbuf import BlockBuffer, check_block_params, register_output
+from hw.dfp.round import gt_const, is_zero, popcount, rshift_round
+from hw.dfp.stats import StatsCounters
 
 __all__ = ["DfpQuantizer"]
 
@@ -176,27 +177,11 @@ class DfpQuantizer(wiring.Component):
             sats.append(sat)
             out_i.append(Mux(w[31], -mag, mag))
 
-        nsat_tot, or_tot, bl, keep_tally = block_tally(m, buf.r_first, mags, sats)
-        last = buf.r_last
-
-        with m.If(can_load):
-            m.d.sync += o.valid.eq(buf.r_valid)
-            with m.If(buf.r_valid):
-                op = o.payload
-                m.d.sync += keep_tally
-                m.d.sync += [op.i[k].eq(out_i[k]) for k in range(q)]
-                m.d.sync += [
-                    op.sf_b.eq(desc.sf_b),
-                    op.last.eq(last),
-                    op.bl.eq(Mux(last, bl, 0)),
-                    op.n_sat.eq(Mux(last, nsat_tot, 0)),
-                    op.n_ftz.eq(Mux(last, desc.n_ftz, 0)),
-                    op.inv.eq(last & desc.inv),
-                    op.zero.eq(last & desc.zero),
-                    op.blk_err.eq(last & desc.blk_err),
-                    op.meta.eq(Mux(last, Cat(desc.sf_b, bl, desc.inv, desc.zero,
-                                             nsat_tot.any(), C(0, 1)), 0)),
-                ]
+        register_output(m, o, buf, can_load, out_i, mags, sats, desc.inv, lambda last, bl: [
+            o.payload.bl.eq(Mux(last, bl, 0)),
+            o.payload.n_ftz.eq(Mux(last, desc.n_ftz, 0)),
+            o.payload.inv.eq(last & desc.inv),
+        ])
 
         done = o.valid & o.ready & o.payload.last
         stats.add("quant_blocks", 1, done)

@@ -10,7 +10,7 @@ from amaranth.utils import ceil_log2
 
 from golden.dfp.formats import BIASED, RNE
 
-__all__ = ["rshift_round", "bitlen", "sat_add", "popcount", "StatsCounters", "is_zero",
+__all__ = ["rshift_round", "bitlen", "popcount", "is_zero",
            "eq_const", "gt_const", "lt_const", "sgt_const", "slt_const"]
 
 
@@ -127,37 +127,3 @@ def popcount(bits):
             pairs.append(terms[-1])
         terms = pairs
     return terms[0]
-
-
-def sat_add(value, delta, width=32):
-    """``value + delta`` clamped at 2**width - 1 (a saturating counter step)."""
-    total = value + delta
-    return Mux(total[width:].any(), (1 << width) - 1, total[:width])
-
-
-class StatsCounters:
-    """Glue for a ``stats`` port of 32-bit saturating counters plus a sticky ``cfg_err``.
-
-    ``add(name, delta, when)`` counts ``delta`` when ``when`` is high; ``set_cfg_err(when)``
-    sets the sticky flag. ``stats_clr`` zeroes everything and wins over same-cycle events
-    (DFP-F46). The counters are the ``stats`` port's own fields (registers).
-    """
-
-    def __init__(self, m, stats, stats_clr):
-        self.m = m
-        self.stats = stats
-        self.stats_clr = stats_clr
-        self._cfg_err = []
-
-    def add(self, name, delta, when):
-        field = getattr(self.stats, name)
-        with self.m.If(self.stats_clr):
-            self.m.d.sync += field.eq(0)
-        with self.m.Elif(when):
-            self.m.d.sync += field.eq(sat_add(field, delta, len(field)))
-
-    def set_cfg_err(self, when):
-        with self.m.If(self.stats_clr):
-            self.m.d.sync += self.stats.cfg_err.eq(0)
-        with self.m.Elif(when):
-            self.m.d.sync += self.stats.cfg_err.eq(1)

@@ -3,7 +3,8 @@
 :func:`saturating_count` is the building block for every dfp statistics port: it makes a
 register a counter that adds a per-cycle increment, sticks at its maximum, and clears on a
 strobe that wins over the same cycle's increment (:class:`SaturatingCounter` wraps it as a
-component). :class:`DotStats` is the ``stats`` port of ``DfpDotUnit``.
+component). :class:`StatsCounters` drives the ``stats`` ports of the quantizer and the
+down-converter; :class:`DotStats` is the ``stats`` port of ``DfpDotUnit``.
 """
 
 from amaranth import Module, Mux
@@ -15,7 +16,7 @@ from hw.common.layout import struct_layout
 from hw.common.params import check_int
 from hw.dfp.dot_ctl import gt, lt, wire
 
-__all__ = ["saturating_count", "SaturatingCounter", "DotStats"]
+__all__ = ["saturating_count", "SaturatingCounter", "StatsCounters", "DotStats"]
 
 
 def saturating_count(m, value, inc, clear, name):
@@ -60,6 +61,30 @@ class SaturatingCounter(wiring.Component):
         m = Module()
         saturating_count(m, self.value, self.inc, self.clear, "count")
         return m
+
+
+class StatsCounters:
+    """Glue for a ``stats`` port of saturating counters plus a sticky ``cfg_err``.
+
+    ``add(name, delta, when)`` counts ``delta`` when ``when`` is high; ``set_cfg_err(when)``
+    sets the sticky flag. ``stats_clr`` zeroes everything and wins over same-cycle events
+    (DFP-F46). The counters are the ``stats`` port's own fields (registers).
+    """
+
+    def __init__(self, m, stats, stats_clr):
+        self.m = m
+        self.stats = stats
+        self.stats_clr = stats_clr
+
+    def add(self, name, delta, when):
+        saturating_count(self.m, getattr(self.stats, name), Mux(when, delta, 0),
+                         self.stats_clr, name)
+
+    def set_cfg_err(self, when):
+        with self.m.If(self.stats_clr):
+            self.m.d.sync += self.stats.cfg_err.eq(0)
+        with self.m.Elif(when):
+            self.m.d.sync += self.stats.cfg_err.eq(1)
 
 
 class DotStats(wiring.Component):

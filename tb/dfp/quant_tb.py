@@ -59,6 +59,7 @@ class BlockBench:
         self.clk = dut.clk
         self.in_prefix = in_prefix
         self.out_fields = out_fields
+        self.stats_names = stats_names
         self.stats_fields = stats_fields(stats_names)
         self.depth = depth
         self.golden_beat = golden_beat
@@ -146,6 +147,25 @@ class BlockBench:
         self.dut._log.info("%s; %d input beats; in stalls %d, out stalls %d", self.sb.summary(),
                            self.beats, self.check_in.rules.stall_cycles,
                            self.check_out.rules.stall_cycles)
+
+    async def reset_in_open_block(self, payloads):
+        """Send ``payloads`` (an unfinished block: ``last`` = 0), check that nothing of it comes
+        out, then reset (DFP-E12): counters zero, no output valid. Stops this bench; the
+        caller starts a fresh one."""
+        outputs = self.monitor.count
+        for payload in payloads:
+            await self.driver.send(payload)
+        for _ in range(10):
+            await RisingEdge(self.clk)
+        assert self.monitor.count == outputs, "output from an unfinished block"
+        self.stop()
+        await RisingEdge(self.clk)
+        self.valid.value = 0
+        await reset(self.dut)
+        await ReadOnly()
+        assert self.stats() == {k: 0 for k in self.stats_names}, f"counters after reset {self.stats()}"
+        assert read_int(self.dut.o_q__valid) == 0
+        await RisingEdge(self.clk)
 
     def stop(self):
         for part in (self.driver, self.monitor, self.check_in, self.check_out):
@@ -587,25 +607,12 @@ async def reset_mid_block(dut):
         bench.send(words, Config(round_mode=3))
     await bench.finish()
     assert bench.stats()["quant_blocks"] == 4 and bench.stats()["cfg_err"] == 1
-    outputs = bench.monitor.count
     # an open block: all but the last beat of a block are accepted, then reset
     n = max(2, bench.depth)
     words = [rand_word(rng, 130) for _ in range(n * bench.q_lanes)]
     beats = chunk_beats(words, bench.q_lanes,
                         lambda lanes, last: {"w": lanes, "last": 0, "e_ext": 0})[:n - 1]
-    for beat in beats:
-        await bench.driver.send(beat)
-    for _ in range(10):
-        await RisingEdge(dut.clk)
-    assert bench.monitor.count == outputs, "output from an unfinished block"
-    bench.stop()
-    await RisingEdge(dut.clk)
-    dut.i_fp__valid.value = 0
-    await reset(dut)
-    await ReadOnly()
-    assert bench.stats() == {k: 0 for k in QUANT_STATS}, f"counters after reset {bench.stats()}"
-    assert read_int(dut.o_q__valid) == 0
-    await RisingEdge(dut.clk)
+    await bench.reset_in_open_block(beats)
     fresh = QuantBench(dut, gap_prob=0.2, ready_prob=0.7, rng_base=100)
     for _ in range(4):
         words = rand_quant_block(rng, bench.q_lanes * rng.randrange(1, bench.depth + 1))

