@@ -31,7 +31,7 @@ __all__ = [
     "l2_red_op", "DESC_FIELDS", "DESC_BYTE_OFFSETS", "TmaDesc", "TmaCmd", "cmd_fields",
     "desc_rd_req_fields", "desc_rd_resp_fields", "l2_req_fields", "l2_resp_fields",
     "smem_wr_fields", "smem_rd_req_fields", "smem_rd_resp_fields", "mbar_fields", "err_fields",
-    "done_fields", "L2Req", "SmemBeat", "MbarUpdate", "bytes_to_int", "int_to_bytes",
+    "done_fields", "placement_fields", "SEQ_W", "L2Req", "SmemBeat", "MbarUpdate", "bytes_to_int", "int_to_bytes",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -421,6 +421,23 @@ def smem_rd_resp_fields():
 def mbar_fields(p):
     """``mbar`` (TMA-I8)."""
     return Fields(("addr", p.SMEM_AW), ("tx", p.SMEM_AW + 1), ("mask", CTA_MASK_W))
+
+
+# ---------------------------------------------------------------------------------------------
+# Internal payloads of the RTL (not ports of the unit; shared by its modules and testbenches)
+SEQ_W = 8    # command sequence number carried by pieces: in-order retirement of <= 256 in flight
+
+
+def placement_fields(p):
+    """What a tracker entry keeps for a tracked request (TMA-F28; golden ``tracker.Placement``).
+
+    ``seq`` the owning command (acceptance index mod 2^SEQ_W); ``op`` its L2Op; line lanes
+    ``[lane, lane + nbytes)`` (``nbytes`` 1..128) go to CTA-relative smem address ``dst`` =
+    smem_addr + dense offset (before swizzle) of every CTA in ``mask``; ``swizzle`` the Swizzle
+    code; ``mbar`` the barrier credited with the bytes. WRITE/RED pieces use seq and op only.
+    """
+    return Fields(("seq", SEQ_W), ("op", 4), ("dst", p.SMEM_AW), ("lane", 7), ("nbytes", 8),
+                  ("swizzle", 2), ("mask", CTA_MASK_W), ("mbar", p.SMEM_AW))
 
 
 def err_fields(p):
