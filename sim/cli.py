@@ -121,8 +121,26 @@ def cmd_bench(args):
 
 
 def cmd_fpga(args):
-    raise UsageError("FPGA builds (ulx3s-85f through amaranth-boards and YoWASP) arrive with issue #9; "
-                     "no block supports 'fpga' yet")
+    from sim.fpga import FpgaBuildError, build_fpga
+    selected = _selected(args, "fpga")
+    failed = 0
+    for block, params in selected:
+        try:
+            r = build_fpga(block, params, board=args.board, force=args.force)
+        except FpgaBuildError as exc:
+            print(f"gpublocks: fpga: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        verdict = "met" if r["met"] else "MISSED"
+        path = r.get("critical_path_summary", {})
+        print(f"{r['name']}: LUT4 {r['lut4']}, CCU2C {r['ccu2c']}, FF {r['ff']}, MULT18X18D {r['dsp']}, "
+              f"DP16KD {r['bram']}; Fmax {r['fmax_mhz']:.1f} MHz ({verdict} {r['target_mhz']} MHz)")
+        if path.get("from"):
+            print(f"  critical path {path['ns']} ns ({path['logic_ns']} logic): {path['from']} -> {path['to']}")
+    if len(selected) > failed:
+        from sim.paths import build_dir
+        print(f"report -> {build_dir('fpga') / 'report.json'}, {build_dir('fpga') / 'report.md'}")
+    return 1 if failed else 0
 
 
 def _grouped(nodes, status):
@@ -203,9 +221,12 @@ def build_parser():
     p.add_argument("--json", action="store_true", help="print the full figures as JSON")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("fpga", help="FPGA build through amaranth-boards + YoWASP (issue #9)")
+    p = sub.add_parser("fpga", help="FPGA build (ULX3S-85F, YoWASP): LUT/FF/DSP/BRAM, Fmax -> build/fpga/")
     p.add_argument("blocks", nargs="*", metavar="BLOCK")
-    p.add_argument("--board", default="ulx3s-85f")
+    p.add_argument("--all", action="store_true", help="every block that is built")
+    p.add_argument("-p", dest="param", action="append", metavar="NAME=VALUE", help="override a parameter")
+    p.add_argument("--board", default="ulx3s-85f", help="target board (default ulx3s-85f, the only one)")
+    p.add_argument("--force", action="store_true", help="rebuild even when the tool inputs are unchanged")
     p.set_defaults(func=cmd_fpga)
 
     p = sub.add_parser("vplan", help="requirement coverage: spec IDs and the tests citing them")

@@ -14,12 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.errors import UsageError
 from sim.paths import build_dir
 from sim.simulators import fst_supported, require
 from sim.verilog import convert, module_name
 
-__all__ = ["TestbenchResult", "TestbenchFailure", "build", "run_testbench"]
+__all__ = ["TestbenchResult", "TestbenchFailure", "build", "run_testbench", "file_lock", "log_tail"]
 
 _counter = itertools.count()
 
@@ -43,7 +42,9 @@ class TestbenchFailure(AssertionError):
 
 
 @contextmanager
-def _locked(path):
+def file_lock(path):
+    """Hold an exclusive lock on ``path`` (a lock file) while the block runs: one builder per
+    build folder across pytest-xdist workers and concurrent CLI runs."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -59,7 +60,8 @@ def _runner(sim):
     return get_runner(sim)
 
 
-def _tail(path, lines=60):
+def log_tail(path, lines=60):
+    """The last ``lines`` lines of a log file, for an error message."""
     try:
         return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
     except OSError:
@@ -86,7 +88,7 @@ def build(block, params, sim="verilator", waves=False):
     bdir = build_dir("sim", sim, variant)
     stamp = bdir / "build.stamp"
     seconds = 0.0
-    with _locked(build_dir("sim", sim) / f"{variant}.lock"):
+    with file_lock(build_dir("sim", sim) / f"{variant}.lock"):
         if not stamp.exists():
             source = bdir / f"{name}.v"
             source.write_text(text)
@@ -97,7 +99,7 @@ def build(block, params, sim="verilator", waves=False):
                              build_args=build_args, waves=waves, timescale=("1ns", "1ps"),
                              log_file=log)
             except (SystemExit, Exception) as exc:
-                raise TestbenchFailure(f"{sim} build of {name} failed ({exc!r}):\n{_tail(log)}") from None
+                raise TestbenchFailure(f"{sim} build of {name} failed ({exc!r}):\n{log_tail(log)}") from None
             seconds = time.monotonic() - start
             stamp.write_text(f"{seconds:.3f}\n")
             with open(build_dir("reports") / "builds.jsonl", "a") as log_handle:
@@ -138,10 +140,10 @@ def run_testbench(block, params, testbench, testcase=None, sim="verilator", seed
         tests, failed = get_results(results)
     except (RuntimeError, OSError):
         raise TestbenchFailure(f"{testbench} on {name}: simulator ended without results "
-                               f"({crashed!r}); seed {seed}\n{_tail(log)}") from None
+                               f"({crashed!r}); seed {seed}\n{log_tail(log)}") from None
     if failed or crashed is not None or tests == 0:
         raise TestbenchFailure(f"{testbench} on {name}: {failed} of {tests} cocotb tests failed; "
-                               f"seed {seed}; log {log}\n{_tail(log)}")
+                               f"seed {seed}; log {log}\n{log_tail(log)}")
     wave_file = None
     if waves:
         wave_file = next((p for p in (tdir / "dump.fst", tdir / "dump.vcd") if p.exists()), None)

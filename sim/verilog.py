@@ -6,7 +6,6 @@ from pathlib import Path
 
 from amaranth.back import verilog as amaranth_verilog
 
-from sim.errors import UsageError
 from sim.paths import ROOT, build_dir
 from sim.simulators import setup_verilator
 

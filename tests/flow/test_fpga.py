@@ -1,0 +1,126 @@
+"""`gpublocks fpga`: the ULX3S-85F flow (LFSR/XOR harness, YoWASP tools, report files).
+
+The smoke build of the arbiter runs in `make test`; the DFP builds (DFP-P9, DFP-P10) take many
+minutes and are marked ``slow``: `pytest -m slow tests/flow/test_fpga.py` runs them.
+"""
+
+import json
+
+import pytest
+from amaranth.sim import Simulator
+
+from hw.common.fpga_wrapper import PINS, LfsrXorHarness, port_bits
+from hw.common.skid import SkidBuffer
+from sim import registry
+from sim.fpga import build_fpga
+from sim.paths import build_dir
+
+
+def test_harness_flattens_streams_and_toggles_every_input():
+    dut = SkidBuffer(8)
+    inputs, outputs = port_bits(dut)
+    # in: i.payload, i.valid, o.ready; out: i.ready, o.payload, o.valid
+    assert [len(v) for v in inputs] == [8, 1, 1] and [len(v) for v in outputs] == [1, 8, 1]
+    harness = LfsrXorHarness(dut)
+    assert (harness.in_bits, harness.out_bits) == (10, 10)
+
+    seen_in, seen_pins = [set() for _ in range(harness.in_bits)], set()
+
+    async def bench(ctx):
+        for _ in range(200):
+            await ctx.tick()
+            bits = "".join(format(ctx.get(v), f"0{len(v)}b")[::-1] for v in inputs)
+            for i, b in enumerate(bits):
+                seen_in[i].add(b)
+            seen_pins.add(ctx.get(harness.pins))
+
+    sim = Simulator(harness)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert all(s == {"0", "1"} for s in seen_in), "an input bit never toggled"
+    assert len(seen_pins) > PINS, "the pins do not follow the outputs"
+
+
+def test_fpga_arbiter_smoke_build_and_reports(cli, build):
+    code, out, err = cli("fpga", "arbiter")
+    assert code == 0, out + err
+    for stage in ("elaborate", "synth", "pnr", "pack", "block"):
+        assert f"arbiter: {stage} ..." in out
+    r = json.loads((build / "fpga" / "report.json").read_text())["arbiter"]
+    assert r["params"] == {"n": 4}
+    assert 0 < r["lut4"] < 1000 and 0 < r["ff"] < 1000 and r["dsp"] == 0 and r["bram"] == 0
+    assert r["block"]["ff"] == 2                       # the arbiter's only state: ptr, 2 bits
+    assert 0 < r["block"]["lut4"] < r["lut4"]
+    assert 20 < r["fmax_mhz"] < 1500 and r["target_mhz"] == 100
+    assert r["met"] == (r["fmax_mhz"] >= 100)
+    assert r["critical_path"] and all(" ns " in step for step in r["critical_path"])
+    assert (build / "fpga" / "arbiter.json").exists()
+    assert (build / "fpga" / "arbiter" / "arbiter.bit").exists()
+
+    code, out, err = cli("fpga", "arbiter", "-p", "n=7")     # a variant merges into the report
+    assert code == 0, out + err
+    report = json.loads((build / "fpga" / "report.json").read_text())
+    assert set(report) == {"arbiter", "arbiter_n7"} and report["arbiter_n7"]["params"] == {"n": 7}
+    table = (build / "fpga" / "report.md").read_text()
+    assert "| arbiter | n=4 |" in table and "| arbiter_n7 | n=7 |" in table
+
+    code, out, _ = cli("fpga", "arbiter")                   # unchanged inputs: no tool runs
+    assert code == 0 and "reusing" in out and "synth ..." not in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["fpga", "tma"], "does not support 'tma'"),
+    (["fpga"], "name a block or use --all"),
+    (["fpga", "arbiter", "-p", "n=0"], "n must be an integer in 1..1024"),
+    (["fpga", "arbiter", "--board", "icebreaker"], "unknown board 'icebreaker'"),
+])
+def test_fpga_bad_arguments_one_line_exit_2(cli, build, argv, words):
+    code, out, err = cli(*argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, err
+
+
+def _dfp(**overrides):
+    block = registry.get("dfp")
+    params = block.resolve_params(overrides)
+    return params, build_fpga(block, params)
+
+
+@pytest.mark.slow
+@pytest.mark.req("DFP-P9")
+def test_dfp_p9_fmax_100mhz_and_multipliers_in_dsps():
+    params, r = _dfp()
+    assert (params["lanes"], params["acc_w"]) == (16, 32)
+    # every non-constant multiplier of the RTL is a 16x16 product and sits in a MULT18X18D
+    assert len(r["rtl_multipliers"]) == params["lanes"]
+    assert all(max(w) <= 18 for w in r["rtl_multipliers"])
+    assert r["dsp"] == params["lanes"] and r["alu54b"] == 0
+    assert r["fmax_mhz"] >= 100, f"Fmax {r['fmax_mhz']} MHz; critical path:\n" + "\n".join(r["critical_path"])
+
+
+FP32_PATH = ("post.to_fp32", "post.facc")      # DfpToFp32 and Fp32Accumulator (CHUNK mode)
+
+
+@pytest.mark.slow
+@pytest.mark.req("DFP-P10")
+def test_dfp_p10_cost_per_mac_with_the_fp32_path_apart():
+    rows = {}
+    for lanes in (1, 16):
+        _params, r = _dfp(lanes=lanes)
+        fp32 = {}
+        for part, counts in r["block_parts"].items():
+            if part.startswith(FP32_PATH):
+                for key, n in counts.items():
+                    fp32[key] = fp32.get(key, 0) + n
+        rest = {k: r["block"].get(k, 0) - fp32.get(k, 0) for k in ("lut4", "ccu2c", "ff", "dsp")}
+        rows[lanes] = {"lanes": lanes,
+                       "per_mac": {k: round(v / lanes, 1) for k, v in rest.items()},
+                       "fp32_path": fp32, "block": r["block"], "fmax_mhz": r["fmax_mhz"]}
+        assert rest["dsp"] == lanes and fp32.get("dsp", 0) == 0
+        assert fp32.get("lut4", 0) > 0 and fp32.get("ff", 0) > 0
+    rows["per_added_lane"] = {k: round((rows[16]["block"].get(k, 0) - rows[1]["block"].get(k, 0)) / 15, 1)
+                              for k in ("lut4", "ccu2c", "ff", "dsp")}
+    (build_dir("fpga") / "dfp_p10.json").write_text(json.dumps(rows, indent=1) + "\n")
+    print(json.dumps(rows, indent=1))
+    assert rows[16]["per_mac"]["lut4"] < rows[1]["per_mac"]["lut4"]    # shared control amortised
+    assert rows["per_added_lane"]["dsp"] == 1
