@@ -7,7 +7,7 @@ result queue and the ``o_res`` register (spec dfp §4.8, DFP-F33, F34, F40, F41,
   and the queue is empty, else into the result queue of :data:`QUEUE_DEPTH` entries (a
   memory), which refills the head register in order.
 * **Consumer** (on the head register): takes entries in order. A chunk close issues ``fadd32(facc, part)`` into
-  ``Fp32Accumulator`` (with ``clear`` on the chain's first close; the next add waits
+  ``Fp32Accumulator`` (S = +0 on the chain's first close, ``first``; the next add waits
   ``fadd_cyc`` cycles). A chain end fills the single ``o_res`` register: NONE/PRESHIFT/ADAPTIVE
   with fp32 = part; a CHUNK chain with one chunk with fadd32(+0, part) (−0 becomes +0, no add
   needed); any other CHUNK chain with the accumulator sum once its last add has landed.
@@ -165,7 +165,9 @@ class DotPost(wiring.Component):
             wp.en.eq(put_q),
             facc.add_valid.eq(fire & needs_add),
             facc.x.eq(head.part),
-            facc.clear.eq(fire & needs_add & head.first_close),
+            # from head register bits only: the issue logic (fire) stays off the adder's
+            # operand path, the critical path of the unit on ECP5 when it drove ``clear``
+            facc.first.eq(needs_add & head.first_close),
         ]
         with m.If(put_q):
             m.d.sync += wp.addr.eq(wp.addr + 1)

@@ -403,7 +403,7 @@ class Fp32Accumulator(wiring.Component):
     """FP32 accumulator register 1956 of CHUNK mode: ``sum ← fadd32(sum, x)`` (spec dfp §4.6).
 
     An add issued in cycle c (``add_valid & ~busy``) computes fadd32(S, x), where S is +0.0 when
-    ``clear`` is high in the same cycle and the current ``sum`` otherwise. The new sum shows on
+    ``clear`` or ``first`` is high in the same cycle and the current ``sum`` otherwise. The new sum shows on
     ``sum`` from cycle c + ``fadd_cyc`` on; ``busy`` is high in cycles c+1 .. c+fadd_cyc−1 (never
     when ``fadd_cyc`` = 1), and ``add_valid`` is ignored while it is high. ``clear`` in a cycle
     that issues no add (``add_valid`` low, or ignored because ``busy``) sets ``sum`` to +0.0
@@ -414,8 +414,10 @@ class Fp32Accumulator(wiring.Component):
     Built on the datapath of :class:`Fp32Adder` with ``fadd_cyc`` − 1 register stages (the cuts
     of ``Fp32Adder(stages=fadd_cyc - 1)``). ``sum`` is a register, so the loop
     sum → adder → sum is split into ``fadd_cyc`` register-to-register segments. At most one add
-    is in flight, so the pipeline registers need no enables. On an ECP5-85F, speed 6: about
-    95 MHz at ``fadd_cyc`` = 3 and 100 MHz at 4 (the loop includes the ``clear`` multiplexer).
+    is in flight, so the pipeline registers need no enables. ``first`` only selects the adder's
+    operand (no effect without an issued add), so a caller can drive it from a register while
+    its issue logic stays off the adder's first segment. On an ECP5-85F, speed 6: about
+    95 MHz at ``fadd_cyc`` = 3 and 100 MHz at 4 (the loop includes the S multiplexer).
 
     Parameters
     ----------
@@ -426,6 +428,8 @@ class Fp32Accumulator(wiring.Component):
     -------
     clear : In(1)
         Start from +0.0: with an add, the add uses S = +0.0; alone, sum becomes +0.0.
+    first : In(1)
+        With an issued add, the add uses S = +0.0; without one, no effect (a data select).
     add_valid : In(1)
         Add ``x`` to the sum (taken when ``busy`` is low).
     x : In(32)
@@ -441,6 +445,7 @@ class Fp32Accumulator(wiring.Component):
         self.fadd_cyc = check_int(self, "fadd_cyc", fadd_cyc, 1, 4)
         super().__init__({
             "clear": In(1),
+            "first": In(1),
             "add_valid": In(1),
             "x": In(32),
             "busy": Out(1),
@@ -454,7 +459,7 @@ class Fp32Accumulator(wiring.Component):
         issue = self.add_valid & ~self.busy
         clear_only = self.clear & ~issue
         result = Signal(32)
-        start = _wire(m, "start", Mux(self.clear, 0, self.sum))      # S of §4.6's facc loop
+        start = _wire(m, "start", Mux(self.clear | self.first, 0, self.sum))  # S of §4.6
         _fadd32(m, p, start, self.x, result)
         # live[k] is high in cycle c + 1 + k after an issue in cycle c, unless a clear came.
         if lat:

@@ -169,22 +169,27 @@ class DynPrecisionManager(wiring.Component):
         hi_bits = s0[w - 1:]
         out_of_range = wire(m, "out_of_range", hi_bits.any() & ~hi_bits.all())
         clamp = Mux(s0[-1], C(1 << (w - 1), w), C((1 << (w - 1)) - 1, w))
-        acc_n = wire(m, "acc_n", Mux(adapt, Mux(big, half, s_w),
-                                     Mux(out_of_range & q.ovf_sat, clamp, s_w)))
+        # one select after the adder: the alternative (halved or clamped) or the plain sum
+        sel_alt = wire(m, "sel_alt", Mux(adapt, big, out_of_range & q.ovf_sat))
+        acc_n = wire(m, "acc_n", Mux(sel_alt, Mux(adapt, half, clamp), s_w))
         shift_now = adapt & big
         ovf_now = ~adapt & out_of_range
         sat_now = ovf_now & q.ovf_sat
         r_cur = Mux(q.start, q_rstart, r_reg)
         st = q.start
+        # The counters stepped by a detector result add 1 beside the loop and select after it,
+        # so no carry chain follows the accumulator's adder (the ECP5 critical path otherwise).
+        sh_base = Mux(st, 0, shifts)
+        sat_base = Mux(st, 0, sat_cnt)
         m.d.sync += [pv_valid.eq(q.valid), pv_last.eq(q.last), pv_eop.eq(q.eop),
                      pv_chunk_end.eq(q.chunk_end), inc.eq(q.valid & shift_now)]
         with m.If(q.valid):
             m.d.sync += [
                 acc.eq(acc_n),
-                r_reg.eq(r_cur + shift_now),
-                shifts.eq(Mux(st, 0, shifts) + shift_now),
+                r_reg.eq(Mux(shift_now, r_cur + 1, r_cur)),
+                shifts.eq(Mux(shift_now, sh_base + 1, sh_base)),
                 ovf.eq(Mux(st, 0, ovf) | ovf_now),
-                sat_cnt.eq(Mux(st, 0, sat_cnt) + (sat_now & ~(sat_cnt.all() & ~st))),
+                sat_cnt.eq(Mux(sat_now & ~sat_base.all(), sat_base + 1, sat_base)),
                 op_err.eq(Mux(st, 0, op_err) | q.op_err),
                 meta_err.eq(Mux(st, 0, meta_err) | q.meta_err),
                 proto_err.eq(Mux(st, q.proto_err, proto_err)),

@@ -361,7 +361,7 @@ class _Pipe:
 
 
 async def _start(dut):
-    for name in ("conv_i_valid", "add_i_valid", "acc_clear", "acc_add_valid"):
+    for name in ("conv_i_valid", "add_i_valid", "acc_clear", "acc_first", "acc_add_valid"):
         getattr(dut, name).value = 0
     for name in ("conv_acc", "conv_es", "add_x", "add_y", "acc_x"):
         getattr(dut, name).value = 0
@@ -493,11 +493,11 @@ class AccModel:
     def busy(self):
         return int(any(self.live))
 
-    def step(self, clear, add_valid, x):
+    def step(self, clear, add_valid, x, first=0):
         """Apply one cycle's inputs; returns True when an add was issued."""
         issue = add_valid and not self.busy
         clear_only = clear and not issue
-        result = fadd32(0 if clear else self.sum, x) if issue else None
+        result = fadd32(0 if clear or first else self.sum, x) if issue else None
         if clear_only:
             self.sum = 0
             self.live = [0] * self.lat
@@ -542,13 +542,14 @@ def acc_addend(rng, current):
 @cocotb.test()
 async def acc_random(dut):
     """Random clear/add sequences with random gaps, adds attempted while busy (ignored),
-    clears alone (also while an add is in flight: cancels it); busy and sum every cycle."""
+    clears alone (also while an add is in flight: cancels it), ``first`` on random cycles (S =
+    +0 only for an issued add); busy and sum every cycle."""
     await _start(dut)
     fadd_cyc = _params()[3]
     model = AccModel(fadd_cyc)
     rng = env.rng(7)
     clk = dut.clk
-    clear_h, valid_h, x_h = dut.acc_clear, dut.acc_add_valid, dut.acc_x
+    clear_h, first_h, valid_h, x_h = dut.acc_clear, dut.acc_first, dut.acc_add_valid, dut.acc_x
     busy_h, sum_h = dut.acc_busy, dut.acc_sum
     adds = cancels = clears = ignored = cycle = 0
     failures = []
@@ -577,8 +578,9 @@ async def acc_random(dut):
             elif c < 0.90:
                 clear = 1
                 clears += 1
-        clear_h.value, valid_h.value, x_h.value = clear, add_valid, x
-        issued = model.step(clear, add_valid, x)
+        first = int(rng.random() < 0.08)            # any cycle: counts only with an issued add
+        clear_h.value, first_h.value, valid_h.value, x_h.value = clear, first, add_valid, x
+        issued = model.step(clear, add_valid, x, first)
         adds += issued
         await ReadOnly()
         got_busy, got_sum = int(busy_h.value), int(sum_h.value)
@@ -592,7 +594,7 @@ async def acc_random(dut):
         await RisingEdge(clk)
         cycle += 1
         want_busy, want_sum = model.busy, model.sum
-        clear_h.value = valid_h.value = 0
+        clear_h.value = first_h.value = valid_h.value = 0
         model.step(0, 0, 0)
         await ReadOnly()
         got = (int(busy_h.value), int(sum_h.value))

@@ -41,7 +41,7 @@ class Fp32TestTop(wiring.Component):
             "conv_o_valid": Out(1), "conv_fp32": Out(32),
             "add_i_valid": In(1), "add_x": In(32), "add_y": In(32),
             "add_o_valid": Out(1), "add_sum": Out(32),
-            "acc_clear": In(1), "acc_add_valid": In(1), "acc_x": In(32),
+            "acc_clear": In(1), "acc_first": In(1), "acc_add_valid": In(1), "acc_x": In(32),
             "acc_busy": Out(1), "acc_sum": Out(32),
         })
 
