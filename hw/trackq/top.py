@@ -1,0 +1,503 @@
+"""TrackingQueues: the top of the tracking-queue block (spec trackq.md §2, §3, §4.4).
+
+Router, group tracker, fast FIFO, commit FIFO, output merge, counters and the error register,
+around the modules of the spec's table: QueueMapper, EntryPool, LinkedQueues, SectorValidTable,
+HeadTracker, CommitPicker and the pop RoundRobinArbiter.
+"""
+
+from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from golden.trackq.formats import (COUNTER_W, COUNTERS, ERR_W, SRC_FAST, TEX, cmt_fields,
+                                   fill_fields, inval_fields, pop_fields, req_fields, resp_fields)
+from golden.trackq.params import RANGES, TrackqParams, clog2
+from hw.common.arbiter import RoundRobinArbiter
+from hw.common.layout import struct_layout
+from hw.common.params import check_int
+from hw.trackq.commit import CommitPicker
+from hw.trackq.heads import HeadTracker
+from hw.trackq.mapper import QueueMapper
+from hw.trackq.pool import EntryPool
+from hw.trackq.queues import LinkedQueues
+from hw.trackq.sectors import SectorValidTable
+
+__all__ = ["TrackingQueues", "check_params", "payload_layout", "always_ready_stream"]
+
+PARAM_NAMES = ("N_Q", "POOL", "N_WARPS", "BANKS", "SECTORS", "DSLOTS", "ID_W", "FAST_PATH",
+               "FAST_DEPTH", "COMMIT_DEPTH", "FREELIST", "SEQ_W")
+
+
+def check_params(component, values):
+    """A :class:`TrackqParams` from constructor arguments; ValueError naming the parameter and
+    its legal range (TQ-C1..C12, TQ-C17)."""
+    for name, (lo, hi) in RANGES.items():
+        check_int(component, name, values[name], lo, hi)
+    check_int(component, "SEQ_W", values["SEQ_W"], clog2(values["POOL"]) + 3, 32)
+    return TrackqParams(**values)
+
+
+def payload_layout(p):
+    """What the payload RAM stores per slot: the request fields after the class rewrite, the
+    status bit, the queue and the sequence number."""
+    return data.StructLayout({
+        "id": p.ID_W, "warp": p.WARP_W, "cls": 2, "status": 1, "q": p.Q_W, "seq": p.SEQ_W,
+        "dslot": data.ArrayLayout(p.DSLOT_W, p.BANKS),
+        "need": data.ArrayLayout(p.SECTORS, p.BANKS),
+    })
+
+
+def always_ready_stream(layout):
+    """A stream signature without ``ready``: ``stream.Signature(layout, always_ready=True)``
+    makes ``ready`` a constant member, which cannot be a Verilog port of the top, so the
+    observation and input streams that are never back-pressured (TQ-I3, I4, I7, I8) carry only
+    ``valid`` and ``payload``."""
+    return wiring.Signature({"payload": Out(layout), "valid": Out(1)})
+
+
+def _max_age(m, items, name):
+    """(valid, age) of the largest age among valid ``items`` [(valid, age)], as a tree."""
+    level = 0
+    while len(items) > 1:
+        nxt = []
+        for k in range(0, len(items) - 1, 2):
+            (va, aa), (vb, ab) = items[k], items[k + 1]
+            v = Signal(name=f"{name}_v{level}_{k}")
+            a = Signal(len(aa), name=f"{name}_a{level}_{k}")
+            take_b = vb & (~va | (ab > aa))
+            m.d.comb += [v.eq(va | vb), a.eq(Mux(take_b, ab, aa))]
+            nxt.append((v, a))
+        if len(items) % 2:
+            nxt.append(items[-1])
+        items = nxt
+        level += 1
+    return items[0]
+
+
+class TrackingQueues(wiring.Component):
+    """Out-of-order memory request tracking queues (spec trackq.md), cycle-exact with
+    ``golden.trackq.model.TrackingQueuesModel``.
+
+    Accepted requests are routed to the fast FIFO (L/G or TTU hits with ``fast_path``), the
+    status queue (``is_status``) or, through the :class:`~hw.trackq.mapper.QueueMapper`, one of
+    N_Q tracking queues: linked lists (:class:`~hw.trackq.queues.LinkedQueues`) over the shared
+    :class:`~hw.trackq.pool.EntryPool`. The head of every tracking queue is checked once against
+    the :class:`~hw.trackq.sectors.SectorValidTable` and then woken by fills in the
+    :class:`~hw.trackq.heads.HeadTracker`; the pop arbiter (round robin) moves one ready head
+    per cycle into its checked queue; the :class:`~hw.trackq.commit.CommitPicker` moves one
+    entry per cycle into the commit FIFO; ``resp`` merges the fast FIFO and the commit FIFO with
+    the hold rule of TQ-F42. The group tracker applies forced eog (TQ-F28) and the retroactive
+    marks (TQ-F35..F37) at insertion. Everything follows the step order of §4.4.
+
+    Parameters
+    ----------
+    N_Q, POOL, N_WARPS, BANKS, SECTORS, DSLOTS, ID_W, FAST_PATH, FAST_DEPTH, COMMIT_DEPTH,
+    FREELIST, SEQ_W : int
+        Build parameters of §3.3 (TQ-C1..C12); defaults are the test defaults. Illegal values
+        raise ``ValueError`` naming the parameter (TQ-C17).
+
+    Members
+    -------
+    req : In(stream.Signature(req layout))
+        Requests (TQ-I1); ``ready`` depends on registered state only (TQ-I2).
+    fill : In(always_ready_stream(fill layout))
+        Sector fills (TQ-I3): valid and payload, no ready (never back-pressured).
+    inval : In(always_ready_stream(inval layout))
+        dslot invalidations (TQ-I4), no ready.
+    resp : Out(stream.Signature(resp layout))
+        Delivered entries (TQ-I5).
+    pop, cmt : Out(always_ready_stream(...))
+        Observation of every pop (TQ-I7) and commit (TQ-I8).
+    cfg_mode, cfg_lgq, cfg_cgm, cfg_reclaim, err_clr : In
+        Run-time configuration, sampled every cycle (TQ-I6).
+    occ, st_occ, fast_occ, pool_used, pool_full, ready_vec, lock_valid, lock_q, reclaim_mode : Out
+        Status outputs (TQ-I9).
+    cnt_req_stall, cnt_pool_full, cnt_resp_stall, cnt_pop, cnt_commit, cnt_interlock, cnt_fast,
+    cnt_err : Out(32)
+        Wrapping event counters (TQ-I10).
+    err : Out(6)
+        Sticky error flags (TQ-I11).
+    """
+
+    def __init__(self, N_Q=4, POOL=16, N_WARPS=8, BANKS=4, SECTORS=4, DSLOTS=16, ID_W=8,
+                 FAST_PATH=1, FAST_DEPTH=2, COMMIT_DEPTH=4, FREELIST=1, SEQ_W=16):
+        values = dict(N_Q=N_Q, POOL=POOL, N_WARPS=N_WARPS, BANKS=BANKS, SECTORS=SECTORS,
+                      DSLOTS=DSLOTS, ID_W=ID_W, FAST_PATH=FAST_PATH, FAST_DEPTH=FAST_DEPTH,
+                      COMMIT_DEPTH=COMMIT_DEPTH, FREELIST=FREELIST, SEQ_W=SEQ_W)
+        self.p = p = check_params(self, values)
+        ports = {
+            "req": In(stream.Signature(struct_layout(req_fields(p)))),
+            "fill": In(always_ready_stream(struct_layout(fill_fields(p)))),
+            "inval": In(always_ready_stream(struct_layout(inval_fields(p)))),
+            "resp": Out(stream.Signature(struct_layout(resp_fields(p)))),
+            "pop": Out(always_ready_stream(struct_layout(pop_fields(p)))),
+            "cmt": Out(always_ready_stream(struct_layout(cmt_fields(p)))),
+            "cfg_mode": In(2), "cfg_lgq": In(p.Q_W), "cfg_cgm": In(p.CGM_W),
+            "cfg_reclaim": In(1), "err_clr": In(1),
+            "occ": Out(data.ArrayLayout(p.OCC_W, p.N_Q)), "st_occ": Out(p.OCC_W),
+            "fast_occ": Out(p.FAST_OCC_W), "pool_used": Out(p.OCC_W), "pool_full": Out(1),
+            "ready_vec": Out(p.N_Q), "lock_valid": Out(1), "lock_q": Out(p.Q_W),
+            "reclaim_mode": Out(1),
+        }
+        for name in COUNTERS:
+            ports[name] = Out(COUNTER_W)
+        ports["err"] = Out(ERR_W)
+        super().__init__(ports)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.p
+        n_q, sw = p.N_Q, (p.POOL - 1).bit_length()
+        pl = payload_layout(p)
+
+        m.submodules.mapper = mapper = QueueMapper(n_q, p.WARP_W)
+        m.submodules.svt = svt = SectorValidTable(p.BANKS, p.DSLOTS, p.SECTORS)
+        m.submodules.heads = heads = HeadTracker(n_q, p.BANKS, p.SECTORS, p.DSLOT_W)
+        m.submodules.pool = pool = EntryPool(p.POOL, pl, p.FREELIST, n_read=6)
+        m.submodules.queues = queues = LinkedQueues(n_q, p.POOL)
+        m.submodules.picker = picker = CommitPicker(n_q, p.SEQ_W)
+        m.submodules.pop_arb = pop_arb = RoundRobinArbiter(n_q)
+        m.submodules.cf = cf = SyncFIFO(width=sw, depth=p.COMMIT_DEPTH)
+        ff_layout = data.StructLayout({"id": p.ID_W, "warp": p.WARP_W, "cls": 2, "eoi": 1,
+                                       "eog": 1, "tsnap": p.SEQ_W})
+        if p.FAST_PATH:
+            m.submodules.ff = ff = SyncFIFO(width=ff_layout.size, depth=p.FAST_DEPTH)
+            ff_rdy, ff_level = ff.r_rdy, ff.r_level
+            ff_head = ff_layout(ff.r_data)
+        else:
+            ff = None
+            ff_rdy, ff_level = 0, 0
+
+        req = self.req.payload
+        seq_next = Signal(p.SEQ_W)
+
+        def age(x):
+            return (seq_next - x)[:p.SEQ_W]
+
+        # ---- STEP 0: legalise the config (TQ-E6..E8) ---------------------------------------
+        mode = Signal(2)
+        lgq = Signal(p.Q_W)
+        cgm = Signal(p.CGM_W)
+        reclaim = Signal()
+        err_cfg = Signal()
+        bad_cgm = (self.cfg_cgm == 0) | (self.cfg_cgm > p.POOL)
+        m.d.comb += [mode.eq(self.cfg_mode), lgq.eq(self.cfg_lgq),
+                     cgm.eq(Mux(self.cfg_cgm == 0, 1,
+                                Mux(self.cfg_cgm > p.POOL, p.POOL, self.cfg_cgm))),
+                     reclaim.eq(self.cfg_reclaim if p.FREELIST else 0)]
+        bad = [bad_cgm]
+        if n_q == 1:
+            with m.If((self.cfg_mode == 1) | (self.cfg_mode == 2)):
+                m.d.comb += mode.eq(0)
+            bad.append((self.cfg_mode == 1) | (self.cfg_mode == 2))
+        else:
+            bad_lgq = (self.cfg_mode == 2) & ((self.cfg_lgq == 0) | (self.cfg_lgq > n_q - 1))
+            with m.If(self.cfg_lgq == 0):
+                m.d.comb += lgq.eq(1)
+            with m.Elif(self.cfg_lgq > n_q - 1):
+                m.d.comb += lgq.eq(n_q - 1)
+            bad.append(bad_lgq)
+        if not p.FREELIST:
+            bad.append(self.cfg_reclaim)
+        m.d.comb += [err_cfg.eq(Cat(*bad).any()), pool.cfg_reclaim.eq(reclaim)]
+
+        # ---- queue-head caches (seq and TEX bit of every list head) -----------------------
+        tq_seq = [Signal(p.SEQ_W, name=f"tq_seq{k}") for k in range(n_q + 1)]
+        tq_tex = [Signal(name=f"tq_tex{k}") for k in range(n_q)]
+        cq_seq = [Signal(p.SEQ_W, name=f"cq_seq{k}") for k in range(n_q)]
+        cq_tex = [Signal(name=f"cq_tex{k}") for k in range(n_q)]
+        tcnt = [Signal(p.OCC_W, name=f"tcnt{k}") for k in range(n_q)]
+        tq_cnt, cq_cnt = queues.tq_count, queues.cq_count
+
+        # ---- STEP 1: G, req.ready, resp ----------------------------------------------------
+        cands = []
+        for q in range(n_q):
+            v = Signal(name=f"g_cand_v{q}")
+            s = Signal(p.SEQ_W, name=f"g_cand_a{q}")
+            m.d.comb += [v.eq((cq_cnt[q] != 0) | (tq_cnt[q] != 0)),
+                         s.eq(age(Mux(cq_cnt[q] != 0, cq_seq[q], tq_seq[q])))]
+            cands.append((v, s))
+        sq_valid = Signal()
+        sq_age = Signal(p.SEQ_W)
+        m.d.comb += [sq_valid.eq(tq_cnt[n_q] != 0), sq_age.eq(age(tq_seq[n_q]))]
+        cands.append((sq_valid, sq_age))
+        g_valid, g_age = _max_age(m, cands, "g")
+
+        used = pool.used
+        req_ready = Signal()
+        ff_ok = (ff_level < p.FAST_DEPTH) if p.FAST_PATH else 1
+        m.d.comb += req_ready.eq((used < p.POOL) & ff_ok & (~g_valid | (g_age < p.SPAN)))
+        m.d.comb += self.req.ready.eq(req_ready)
+        accept = Signal()
+        m.d.comb += accept.eq(self.req.valid & req_ready)
+
+        hold_cf = Signal()
+        which_cf = Signal()
+        resp_valid = Signal()
+        m.d.comb += [which_cf.eq(hold_cf | (~ff_rdy & cf.r_rdy)),
+                     resp_valid.eq(hold_cf | ff_rdy | cf.r_rdy)]
+        cf_slot = cf.r_data
+        m.d.comb += pool.rd3_addr.eq(cf_slot)
+        cf_pl = pool.rd3_data
+        rp = self.resp.payload
+        with m.If(which_cf):
+            m.d.comb += [rp.id.eq(cf_pl.id), rp.warp.eq(cf_pl.warp), rp.cls.eq(cf_pl.cls),
+                         rp.src.eq(cf_pl.status), rp.q.eq(cf_pl.q),
+                         rp.eoi.eq(pool.eoi.bit_select(cf_slot, 1)),
+                         rp.eog.eq(pool.eog.bit_select(cf_slot, 1))]
+        if p.FAST_PATH:
+            with m.Else():
+                m.d.comb += [rp.id.eq(ff_head.id), rp.warp.eq(ff_head.warp),
+                             rp.cls.eq(ff_head.cls), rp.src.eq(SRC_FAST), rp.q.eq(0),
+                             rp.eoi.eq(ff_head.eoi), rp.eog.eq(ff_head.eog)]
+        m.d.comb += self.resp.valid.eq(resp_valid)
+        fire = Signal()
+        m.d.comb += fire.eq(resp_valid & self.resp.ready)
+
+        # ---- STEP 2: commit decision --------------------------------------------------------
+        for q in range(n_q):
+            m.d.comb += [
+                picker.cq_valid[q].eq(cq_cnt[q] != 0),
+                picker.cq_tex[q].eq(cq_tex[q]),
+                picker.cq_has_term[q].eq(tcnt[q] != 0),
+                picker.cq_upartial[q].eq(pool.upartial.bit_select(queues.cq_head[q], 1)),
+                picker.cq_age[q].eq(age(cq_seq[q])),
+            ]
+        m.d.comb += [picker.sq_valid.eq(sq_valid), picker.sq_age.eq(sq_age),
+                     picker.g_valid.eq(g_valid), picker.g_age.eq(g_age),
+                     picker.cf_room.eq(cf.r_level < p.COMMIT_DEPTH)]
+        if p.FAST_PATH:
+            m.d.comb += [picker.ff_valid.eq(ff_rdy), picker.ff_age.eq(age(ff_head.tsnap))]
+        cm_valid, cm_status = picker.cm_valid, picker.cm_status
+        cm_cq = Signal()
+        m.d.comb += cm_cq.eq(cm_valid & ~cm_status)
+        cm_slot = Signal(sw)
+        m.d.comb += [
+            queues.sq_pop_en.eq(cm_valid & cm_status),
+            queues.cmt_en.eq(cm_cq), queues.cmt_q.eq(picker.cm_q),
+            cm_slot.eq(Mux(cm_status, queues.tq_head[n_q], queues.cmt_slot)),
+            picker.h_term.eq(pool.term.bit_select(cm_slot, 1)),
+            picker.h_eog.eq(pool.eog.bit_select(cm_slot, 1)),
+            picker.h_eoi.eq(pool.eoi.bit_select(cm_slot, 1)),
+        ]
+
+        # ---- STEP 3: inval then fill --------------------------------------------------------
+        fl, iv = self.fill.payload, self.inval.payload
+        m.d.comb += [
+            heads.inval_bank.eq(iv.bank), heads.inval_dslot.eq(iv.dslot),
+            svt.inval_valid.eq(self.inval.valid), svt.inval_bank.eq(iv.bank),
+            svt.inval_dslot.eq(iv.dslot), svt.inval_ignore.eq(heads.inval_live),
+        ]
+        for unit in (svt, heads):
+            m.d.comb += [unit.fill_valid.eq(self.fill.valid), unit.fill_bank.eq(fl.bank),
+                         unit.fill_dslot.eq(fl.dslot), unit.fill_sector.eq(fl.sector)]
+
+        # ---- STEP 4: readiness and pop ------------------------------------------------------
+        pop_valid, pop_q = pop_arb.valid, pop_arb.grant_idx
+        m.d.comb += [pop_arb.req.eq(heads.ready), pop_arb.advance.eq(1),
+                     queues.pop_en.eq(pop_valid), queues.pop_q.eq(pop_q),
+                     pool.rd0_addr.eq(queues.pop_succ), pool.rd4_addr.eq(queues.pop_slot)]
+        succ = pool.rd0_data
+        m.d.comb += [
+            svt.a_dslot.eq(succ.dslot),
+            heads.pop_valid.eq(pop_valid), heads.pop_q.eq(pop_q),
+            heads.pop_succ.eq(queues.pop_succ_valid),
+            heads.a_dslot.eq(succ.dslot), heads.a_need.eq(succ.need), heads.a_svt.eq(svt.a_valid),
+        ]
+        pop_term = Signal()
+        m.d.comb += pop_term.eq(pool.term.bit_select(queues.pop_slot, 1))
+
+        # ---- STEP 6: insert (router, mapper, group tracker) ---------------------------------
+        cls_eff = Signal(2)
+        m.d.comb += cls_eff.eq(Mux(req.cls == 3, 0, req.cls))
+        m.d.comb += svt.b_dslot.eq(req.dslot)
+        miss_any = Cat(*[(req.need[b] & ~svt.b_valid[b]).any() for b in range(p.BANKS)]).any()
+        is_status = req.is_status
+        to_fast = Signal()
+        if p.FAST_PATH:
+            m.d.comb += to_fast.eq(req.fast_path & ~is_status & (cls_eff != TEX) & ~miss_any)
+        to_tq = Signal()
+        ins_slow = Signal()
+        m.d.comb += [to_tq.eq(accept & ~is_status & ~to_fast), ins_slow.eq(accept & ~to_fast)]
+        m.d.comb += [mapper.cls.eq(cls_eff), mapper.warp.eq(req.warp), mapper.mode.eq(mode),
+                     mapper.lgq.eq(lgq), mapper.en.eq(to_tq)]
+        q = mapper.q
+        err_fast_tex = Signal()
+        err_fast_miss = Signal()
+        if p.FAST_PATH:
+            refused = to_tq & req.fast_path
+            m.d.comb += [err_fast_tex.eq(refused & (cls_eff == TEX)),
+                         err_fast_miss.eq(refused & miss_any)]
+
+        # group tracker registers
+        inst_open = Signal()
+        inst_q = Signal(p.Q_W)
+        last_slot = Signal(sw)
+        last_committed = Signal()
+        last_popped = Signal()
+        gfirst_slot = Signal(sw)
+        gfirst_committed = Signal()
+        grp_open = Signal()
+        grp_cnt = Signal(p.CGM_W)
+
+        last_cm_now = Signal()
+        gfirst_cm_now = Signal()
+        last_in_cq = Signal()
+        m.d.comb += [
+            last_cm_now.eq(last_committed | (cm_cq & (cm_slot == last_slot))),
+            gfirst_cm_now.eq(gfirst_committed | (cm_cq & (cm_slot == gfirst_slot))),
+            last_in_cq.eq((last_popped | (pop_valid & (queues.pop_slot == last_slot)))
+                          & ~last_cm_now),
+        ]
+        tex_slow = Signal()
+        close_eog = Signal()
+        split = Signal()
+        eoi_mark = Signal()
+        unlock = Signal()
+        m.d.comb += [
+            tex_slow.eq(to_tq & (cls_eff == TEX)),
+            close_eog.eq(ins_slow & ~tex_slow & grp_open),
+            split.eq(tex_slow & inst_open & (inst_q != q)),
+            eoi_mark.eq(split & ~last_cm_now),
+            unlock.eq(split & last_cm_now & picker.lock_valid_next
+                      & (picker.lock_q_next == inst_q)),
+            picker.lock_clr.eq(unlock),
+        ]
+        cnt = Signal(p.CGM_W + 1)
+        eog_e = Signal()
+        term_e = Signal()
+        m.d.comb += [cnt.eq(Mux(split, 0, grp_cnt) + 1),
+                     eog_e.eq(req.eog | (cnt >= cgm)),
+                     term_e.eq(req.eoi | eog_e)]
+        retro_term = Signal()
+        m.d.comb += retro_term.eq((close_eog | (eoi_mark & grp_open)) & last_in_cq)
+
+        alloc = pool.alloc_data
+        m.d.comb += [
+            pool.alloc_en.eq(ins_slow),
+            alloc.id.eq(req.id), alloc.warp.eq(req.warp), alloc.cls.eq(cls_eff),
+            alloc.status.eq(is_status), alloc.q.eq(Mux(is_status, 0, q)), alloc.seq.eq(seq_next),
+            alloc.dslot.eq(req.dslot), alloc.need.eq(req.need),
+            pool.alloc_eoi.eq(req.eoi),
+            pool.alloc_eog.eq(Mux(tex_slow, eog_e, req.eog)),
+            pool.alloc_term.eq(Mux(tex_slow, term_e, 1)),
+            pool.alloc_upartial.eq(tex_slow & (cnt == 1) & term_e & eog_e & ~req.eoi),
+            pool.mark_en.eq(close_eog | eoi_mark), pool.mark_slot.eq(last_slot),
+            pool.mark_eog.eq(close_eog), pool.mark_eoi.eq(eoi_mark),
+            pool.up_slot.eq(gfirst_slot),
+        ]
+        with m.If(close_eog):
+            m.d.comb += [pool.up_en.eq(~gfirst_cm_now), pool.up_val.eq(1)]
+        with m.Elif(eoi_mark):
+            m.d.comb += [pool.up_en.eq(~gfirst_cm_now), pool.up_val.eq(0)]
+        with m.Elif(tex_slow & term_e & (cnt != 1)):
+            m.d.comb += [pool.up_en.eq(~gfirst_cm_now), pool.up_val.eq(eog_e & ~req.eoi)]
+
+        with m.If(pop_valid & (queues.pop_slot == last_slot)):
+            m.d.sync += last_popped.eq(1)
+        with m.If(cm_cq & (cm_slot == last_slot)):
+            m.d.sync += last_committed.eq(1)
+        with m.If(cm_cq & (cm_slot == gfirst_slot)):
+            m.d.sync += gfirst_committed.eq(1)
+        with m.If(close_eog):
+            m.d.sync += [grp_open.eq(0), grp_cnt.eq(0)]
+        with m.If(tex_slow):
+            m.d.sync += [last_slot.eq(pool.alloc_slot), last_committed.eq(0),
+                         last_popped.eq(0), inst_q.eq(q), inst_open.eq(~req.eoi),
+                         grp_open.eq(~term_e), grp_cnt.eq(Mux(term_e, 0, cnt))]
+            with m.If(cnt == 1):
+                m.d.sync += [gfirst_slot.eq(pool.alloc_slot), gfirst_committed.eq(0)]
+
+        ins_list = Signal(queues.l_w)
+        m.d.comb += [ins_list.eq(Mux(is_status, n_q, q)), queues.ins_en.eq(ins_slow),
+                     queues.ins_list.eq(ins_list), queues.ins_slot.eq(pool.alloc_slot)]
+        tq_after = Signal(p.OCC_W)
+        m.d.comb += tq_after.eq(Array(tq_cnt[k] for k in range(n_q))[q]
+                                - (pop_valid & (pop_q == q)))
+        ins_promote = Signal()
+        m.d.comb += [
+            ins_promote.eq(to_tq & (tq_after == 0)),
+            heads.ins_valid.eq(ins_promote), heads.ins_q.eq(q),
+            heads.b_dslot.eq(req.dslot), heads.b_need.eq(req.need), heads.b_svt.eq(svt.b_valid),
+        ]
+        with m.If(ins_slow):
+            m.d.sync += seq_next.eq(seq_next + 1)
+        if p.FAST_PATH:
+            ent = Signal(ff_layout)
+            m.d.comb += [ent.id.eq(req.id), ent.warp.eq(req.warp), ent.cls.eq(cls_eff),
+                         ent.eoi.eq(req.eoi), ent.eog.eq(req.eog), ent.tsnap.eq(seq_next),
+                         ff.w_data.eq(ent), ff.w_en.eq(accept & to_fast)]
+
+        # ---- head caches and terminator counts ----------------------------------------------
+        m.d.comb += [pool.rd1_addr.eq(queues.sq_succ), pool.rd2_addr.eq(queues.cq_new),
+                     pool.rd5_addr.eq(cm_slot)]
+        pop_seq = Array(tq_seq[:n_q])[pop_q]
+        pop_tex = Array(tq_tex)[pop_q]
+        for k in range(n_q):
+            with m.If(pop_valid & (pop_q == k) & queues.pop_succ_valid):
+                m.d.sync += [tq_seq[k].eq(succ.seq), tq_tex[k].eq(succ.cls == TEX)]
+            with m.If(ins_promote & (q == k)):
+                m.d.sync += [tq_seq[k].eq(seq_next), tq_tex[k].eq(cls_eff == TEX)]
+            push_k = pop_valid & (pop_q == k)
+            with m.If(cm_cq & (picker.cm_q == k)):
+                with m.If(queues.cq_new_from_pop):
+                    m.d.sync += [cq_seq[k].eq(pop_seq), cq_tex[k].eq(pop_tex)]
+                with m.Else():
+                    m.d.sync += [cq_seq[k].eq(pool.rd2_data.seq),
+                                 cq_tex[k].eq(pool.rd2_data.cls == TEX)]
+            with m.Elif(push_k & (cq_cnt[k] == 0)):
+                m.d.sync += [cq_seq[k].eq(pop_seq), cq_tex[k].eq(pop_tex)]
+            inc = (push_k & pop_term) + (retro_term & (inst_q == k))
+            dec = cm_cq & (picker.cm_q == k) & picker.h_term
+            m.d.sync += tcnt[k].eq(tcnt[k] + inc - dec)
+        with m.If(cm_valid & cm_status & queues.sq_succ_valid):
+            m.d.sync += tq_seq[n_q].eq(pool.rd1_data.seq)
+        with m.If(accept & is_status & ((tq_cnt[n_q] - (cm_valid & cm_status)) == 0)):
+            m.d.sync += tq_seq[n_q].eq(seq_next)
+
+        # ---- STEP 5 commit FIFO, STEP 7 output, release -------------------------------------
+        m.d.comb += [cf.w_en.eq(cm_valid), cf.w_data.eq(cm_slot),
+                     cf.r_en.eq(fire & which_cf),
+                     pool.rel_en.eq(fire & which_cf), pool.rel_slot.eq(cf_slot)]
+        if p.FAST_PATH:
+            m.d.comb += ff.r_en.eq(fire & ~which_cf)
+        m.d.sync += hold_cf.eq(resp_valid & which_cf & ~self.resp.ready)
+
+        # ---- observation and status outputs -------------------------------------------------
+        m.d.comb += [
+            self.pop.valid.eq(pop_valid), self.pop.payload.q.eq(pop_q),
+            self.pop.payload.id.eq(pool.rd4_data.id),
+            self.cmt.valid.eq(cm_valid), self.cmt.payload.src.eq(cm_status),
+            self.cmt.payload.q.eq(Mux(cm_status, 0, picker.cm_q)),
+            self.cmt.payload.id.eq(pool.rd5_data.id),
+            self.st_occ.eq(tq_cnt[n_q]), self.fast_occ.eq(ff_level),
+            self.pool_used.eq(used), self.pool_full.eq(used == p.POOL),
+            self.ready_vec.eq(heads.ready), self.lock_valid.eq(picker.lock_valid),
+            self.lock_q.eq(picker.lock_q), self.reclaim_mode.eq(pool.reclaim_mode),
+        ]
+        for k in range(n_q):
+            m.d.comb += self.occ[k].eq(tq_cnt[k] + cq_cnt[k])
+
+        # ---- STEP 8: counters and error flags -----------------------------------------------
+        errs = Signal(ERR_W)
+        m.d.comb += errs.eq(Cat(accept & (req.cls == 3), err_fast_tex, err_fast_miss, split,
+                                self.inval.valid & heads.inval_live, err_cfg))
+        events = {
+            "cnt_req_stall": self.req.valid & ~req_ready,
+            "cnt_pool_full": used == p.POOL,
+            "cnt_resp_stall": resp_valid & ~self.resp.ready,
+            "cnt_pop": pop_valid, "cnt_commit": cm_valid,
+            "cnt_interlock": picker.interlocked,
+            "cnt_fast": accept & to_fast,
+            "cnt_err": errs.any(),
+        }
+        for name in COUNTERS:
+            reg = Signal(COUNTER_W, name=f"r_{name}")
+            m.d.comb += getattr(self, name).eq(reg)
+            with m.If(events[name]):
+                m.d.sync += reg.eq(reg + 1)
+        err = Signal(ERR_W)
+        m.d.comb += self.err.eq(err)
+        m.d.sync += err.eq(Mux(self.err_clr, 0, err) | errs)
+        return m
