@@ -133,7 +133,9 @@ class DynPrecisionManager(wiring.Component):
         neg_t = self.t[-1]
         x0 = Signal(signed(tw))
         x1 = Signal(signed(tw))
-        m.d.sync += [x0.eq(floor0 + (neg_t & sticky0)),
+        x1_ok = Signal(name="x1_ok")              # ACC may take x1: an ADAPTIVE non-start beat
+        m.d.sync += [x1_ok.eq(eq_const(ctl.mode, ADAPTIVE) & ~ctl.start),
+                     x0.eq(floor0 + (neg_t & sticky0)),
                      x1.eq((floor0 >> 1) + (neg_t & (sticky0 | floor0[0]))),
                      q_raw.eq(chain[-1]), q_rstart.eq(rstart_t)]
 
@@ -144,13 +146,15 @@ class DynPrecisionManager(wiring.Component):
         c_fig20 = Signal()
         c_tlo, c_thi, c_rbase, c_rfix = Signal(6), Signal(6), Signal(6), Signal(6)
         c_es_ab = Signal(signed(11))
-        shifts, sat_cnt = Signal(6), Signal(16)
+        shifts = Signal(6, name="shifts")
+        sat_cnt = Signal(16, name="sat_cnt")       # saturations of the chain but the last beat's
+        sat_p = Signal(name="sat_p")               # the last processed beat saturated
         ovf, op_err, meta_err, proto_err = Signal(), Signal(), Signal(), Signal()
         pv_valid = self.dbg_acc_valid              # a beat was processed in the last cycle
         pv_last, pv_eop, pv_chunk_end = Signal(), Signal(), Signal()
 
         adapt = eq_const(q.mode, ADAPTIVE)
-        x = wire(m, "x", Mux(adapt & ~q.start & inc, x1, x0))
+        x = wire(m, "x", Mux(x1_ok & inc, x1, x0))     # one LUT4 per bit before the adder
         base = wire(m, "base", Mux(q.restart, 0, acc))
         s0 = wire(m, "s0", base + x)
         s1 = base + x + 1
@@ -180,7 +184,8 @@ class DynPrecisionManager(wiring.Component):
         # The counters stepped by a detector result add 1 beside the loop and select after it,
         # so no carry chain follows the accumulator's adder (the ECP5 critical path otherwise).
         sh_base = Mux(st, 0, shifts)
-        sat_base = Mux(st, 0, sat_cnt)
+        # sat_cnt lags one beat (sat_p): the count's +1 is off the accumulator loop
+        sat_all = wire(m, "sat_all", Mux(sat_p & ~sat_cnt.all(), sat_cnt + 1, sat_cnt))
         m.d.sync += [pv_valid.eq(q.valid), pv_last.eq(q.last), pv_eop.eq(q.eop),
                      pv_chunk_end.eq(q.chunk_end), inc.eq(q.valid & shift_now)]
         with m.If(q.valid):
@@ -189,7 +194,8 @@ class DynPrecisionManager(wiring.Component):
                 r_reg.eq(Mux(shift_now, r_cur + 1, r_cur)),
                 shifts.eq(Mux(shift_now, sh_base + 1, sh_base)),
                 ovf.eq(Mux(st, 0, ovf) | ovf_now),
-                sat_cnt.eq(Mux(sat_now & ~sat_base.all(), sat_base + 1, sat_base)),
+                sat_cnt.eq(Mux(st, 0, sat_all)),
+                sat_p.eq(sat_now),
                 op_err.eq(Mux(st, 0, op_err) | q.op_err),
                 meta_err.eq(Mux(st, 0, meta_err) | q.meta_err),
                 proto_err.eq(Mux(st, q.proto_err, proto_err)),
@@ -225,7 +231,7 @@ class DynPrecisionManager(wiring.Component):
             e1_clr_pre.eq(q.clr & cut), e1_clr_post.eq(q.clr & ~cut),
             self.ev_acc.eq(acc), self.ev_es.eq(c_es_ab + r_out),
             ev.headroom.eq(headroom),
-            ev.r.eq(r_out), ev.shifts.eq(shifts), ev.ovf.eq(ovf), ev.sat_cnt.eq(sat_cnt),
+            ev.r.eq(r_out), ev.shifts.eq(shifts), ev.ovf.eq(ovf), ev.sat_cnt.eq(sat_all),
             ev.mode.eq(c_mode), ev.op_err.eq(op_err), ev.meta_err.eq(meta_err),
             ev.proto_err.eq(proto_err | cut),
             e1_tlo.eq(c_tlo), e1_thi.eq(c_thi), e1_rbase.eq(c_rbase),
@@ -233,17 +239,33 @@ class DynPrecisionManager(wiring.Component):
 
         # ---------------- E1: Fig 20 between-pass update (§4.9) ----------------------------
         p_n, p_hmin, p_rmax = Signal(), Signal(6, init=w - 1), Signal(6)
+        # Every comparison runs on registers in parallel and the muxes follow (no compare of a
+        # muxed value): pass statistics after a clr (hm0, rm0) and after this chain (hm1, rm1).
         n0 = Mux(e1_clr_pre, 0, p_n)
         hm0 = wire(m, "hm0", Mux(e1_clr_pre, w - 1, p_hmin))
         rm0 = wire(m, "rm0", Mux(e1_clr_pre, 0, p_rmax))
         rc0 = Mux(e1_clr_pre, 0, self.r_cnt)
         add = self.ev_valid & ev.end & e1_contrib
         n1 = wire(m, "n1", n0 | add)
-        hm1 = wire(m, "hm1", Mux(add & lt(ev.headroom, hm0), ev.headroom, hm0))
-        rm1 = wire(m, "rm1", Mux(add & gt(ev.r, rm0), ev.r, rm0))
-        up = Mux(rm1.all(), rm1, rm1 + 1)                           # min(63, rmax + 1)
-        down = Mux(lt(e1_rbase + 1, rm1), rm1 - 1, e1_rbase)        # max(RBASE, rmax - 1)
-        upd = Mux(lt(hm1, e1_tlo), up, Mux(gt(hm1, e1_thi), down, rm1))
+        take_h = wire(m, "take_h", add & Mux(e1_clr_pre, lt(ev.headroom, w - 1),
+                                             lt(ev.headroom, p_hmin)))
+        take_r = wire(m, "take_r", add & Mux(e1_clr_pre, ev.r.any(), gt(ev.r, p_rmax)))
+        hm1 = wire(m, "hm1", Mux(take_h, ev.headroom, hm0))
+        rm1 = wire(m, "rm1", Mux(take_r, ev.r, rm0))
+
+        def up_down(r):
+            """(min(63, r + 1), max(RBASE, r − 1)) of a candidate rmax."""
+            return Mux(r.all(), r, r + 1), Mux(lt(e1_rbase + 1, r), r - 1, e1_rbase)
+
+        up_p, down_p = up_down(p_rmax)
+        up_e, down_e = up_down(ev.r)
+        up = Mux(take_r, up_e, Mux(e1_clr_pre, 1, up_p))
+        down = Mux(take_r, down_e, Mux(e1_clr_pre, e1_rbase, down_p))
+        below = Mux(take_h, lt(ev.headroom, e1_tlo),
+                    Mux(e1_clr_pre, lt(C(w - 1, 6), e1_tlo), lt(p_hmin, e1_tlo)))
+        above = Mux(take_h, gt(ev.headroom, e1_thi),
+                    Mux(e1_clr_pre, gt(C(w - 1, 6), e1_thi), gt(p_hmin, e1_thi)))
+        upd = Mux(below, up, Mux(above, down, rm1))
         pass_end = self.ev_valid & ev.end & e1_eop
         with m.If(e1_clr_post):
             m.d.sync += [self.r_cnt.eq(0), p_n.eq(0), p_hmin.eq(w - 1), p_rmax.eq(0)]
