@@ -3,19 +3,17 @@ TQ-I13), built from the same EntryPool, LinkedQueues, SectorValidTable and HeadT
 ``TrackingQueues`` with one queue."""
 
 from amaranth import Module, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
 from golden.trackq.fifo import SINGLE_FIFO_COUNTERS
-from golden.trackq.formats import (COUNTER_W, SRC_TQ, cmt_fields, fill_fields, inval_fields,
-                                   pop_fields, req_fields, resp_fields)
-from hw.common.layout import struct_layout
+from golden.trackq.formats import COUNTER_W, SRC_TQ
 from hw.trackq.heads import HeadTracker
 from hw.trackq.pool import EntryPool
 from hw.trackq.queues import LinkedQueues
 from hw.trackq.sectors import SectorValidTable
-from hw.trackq.top import always_ready_stream, check_params
+from hw.trackq.top import check_params, stream_ports
 
 __all__ = ["SingleFifo"]
 
@@ -61,12 +59,7 @@ class SingleFifo(wiring.Component):
                       COMMIT_DEPTH=COMMIT_DEPTH, FREELIST=FREELIST, SEQ_W=SEQ_W)
         self.p = p = check_params(self, values)
         ports = {
-            "req": In(stream.Signature(struct_layout(req_fields(p)))),
-            "fill": In(always_ready_stream(struct_layout(fill_fields(p)))),
-            "inval": In(always_ready_stream(struct_layout(inval_fields(p)))),
-            "resp": Out(stream.Signature(struct_layout(resp_fields(p)))),
-            "pop": Out(always_ready_stream(struct_layout(pop_fields(p)))),
-            "cmt": Out(always_ready_stream(struct_layout(cmt_fields(p)))),
+            **stream_ports(p),
             "ready_vec": Out(1), "pool_used": Out(p.OCC_W), "pool_full": Out(1),
         }
         for name in SINGLE_FIFO_COUNTERS:

@@ -56,6 +56,18 @@ def always_ready_stream(layout):
     return wiring.Signature({"payload": Out(layout), "valid": Out(1)})
 
 
+def stream_ports(p):
+    """The six streams both ``TrackingQueues`` and ``SingleFifo`` have (TQ-I1..I8, TQ-I13)."""
+    return {
+        "req": In(stream.Signature(struct_layout(req_fields(p)))),
+        "fill": In(always_ready_stream(struct_layout(fill_fields(p)))),
+        "inval": In(always_ready_stream(struct_layout(inval_fields(p)))),
+        "resp": Out(stream.Signature(struct_layout(resp_fields(p)))),
+        "pop": Out(always_ready_stream(struct_layout(pop_fields(p)))),
+        "cmt": Out(always_ready_stream(struct_layout(cmt_fields(p)))),
+    }
+
+
 def _max_age(m, items, name):
     """(valid, age) of the largest age among valid ``items`` [(valid, age)], as a tree."""
     level = 0
@@ -127,12 +139,7 @@ class TrackingQueues(wiring.Component):
                       COMMIT_DEPTH=COMMIT_DEPTH, FREELIST=FREELIST, SEQ_W=SEQ_W)
         self.p = p = check_params(self, values)
         ports = {
-            "req": In(stream.Signature(struct_layout(req_fields(p)))),
-            "fill": In(always_ready_stream(struct_layout(fill_fields(p)))),
-            "inval": In(always_ready_stream(struct_layout(inval_fields(p)))),
-            "resp": Out(stream.Signature(struct_layout(resp_fields(p)))),
-            "pop": Out(always_ready_stream(struct_layout(pop_fields(p)))),
-            "cmt": Out(always_ready_stream(struct_layout(cmt_fields(p)))),
+            **stream_ports(p),
             "cfg_mode": In(2), "cfg_lgq": In(p.Q_W), "cfg_cgm": In(p.CGM_W),
             "cfg_reclaim": In(1), "err_clr": In(1),
             "occ": Out(data.ArrayLayout(p.OCC_W, p.N_Q)), "st_occ": Out(p.OCC_W),
