@@ -20,7 +20,7 @@ from golden.common.stream import RandomGate, decode_word, encode_item
 from tb.common import env
 from tb.common.clock import PERIOD_NS
 
-__all__ = ["Transfer", "StreamDriver", "StreamMonitor", "stream_signals", "read_int",
+__all__ = ["Transfer", "StreamDriver", "StreamMonitor", "stream_signals", "read_int", "finish",
            "sim_cycle", "default_rng"]
 
 
@@ -291,3 +291,21 @@ class StreamMonitor:
                 self.queue.put_nowait(transfer)
                 if self.callback is not None:
                     self.callback(transfer)
+
+
+async def finish(clk, driver, scoreboards, checkers, timeout, settle=20):
+    """End of a stream test: wait until ``driver`` has sent everything and every scoreboard has
+    observed what it expects (at most ``timeout`` cycles each), then ``settle`` more cycles in
+    which anything extra would show up; then every scoreboard must be complete and every
+    protocol checker clean."""
+    await driver.idle(timeout)
+    for _ in range(timeout):
+        if all(sb.observed >= sb.expected for sb in scoreboards):
+            break
+        await RisingEdge(clk)
+    for _ in range(settle):
+        await RisingEdge(clk)
+    for sb in scoreboards:
+        sb.check_done()
+    for checker in checkers:
+        checker.check()

@@ -37,7 +37,7 @@ from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.protocol import StreamProtocolChecker
 from tb.common.scoreboard import Scoreboard
-from tb.common.stream import StreamDriver, StreamMonitor
+from tb.common.stream import StreamDriver, StreamMonitor, finish
 from tb.tma.setup_tb import (Case, desc_word, mutate, pack_input, params_from_env, random_block,
                              random_control)
 from tb.tma.setup_tb import random_tile as random_tile_case
@@ -101,17 +101,7 @@ class FrontBench:
         return pieces, fills
 
     async def finish(self, timeout=500_000):
-        await self.driver.idle(timeout)
-        for _ in range(timeout):
-            if all(sb.observed >= sb.expected for sb in self.sb.values()):
-                break
-            await RisingEdge(self.clk)
-        for _ in range(30):
-            await RisingEdge(self.clk)
-        for sb in self.sb.values():
-            sb.check_done()
-        for c in self.checks:
-            c.check()
+        await finish(self.clk, self.driver, list(self.sb.values()), self.checks, timeout, 30)
 
 
 async def _start(dut):

@@ -22,7 +22,6 @@ The stimulus helpers here (random legal commands, mutations, packing) are shared
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from golden.tma.encode import decode_desc
 from golden.tma.formats import (DESC_FIELDS, ESIZE, FLOAT_DTYPES, RED_OK, CmdOp, DType,
@@ -37,7 +36,7 @@ from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.protocol import StreamProtocolChecker
 from tb.common.scoreboard import Scoreboard
-from tb.common.stream import StreamDriver, StreamMonitor
+from tb.common.stream import StreamDriver, StreamMonitor, finish
 
 __all__ = ["params_from_env", "pack_input", "Case", "random_tile", "random_block",
            "random_control", "mutate", "error_vector_cases", "random_im2col"]
@@ -412,18 +411,7 @@ class SetupBench:
         return code
 
     async def finish(self, timeout=200_000):
-        await self.driver.idle(timeout)
-        for _ in range(timeout):
-            if (self.jobs.observed >= self.jobs.expected
-                    and self.errs.observed >= self.errs.expected):
-                break
-            await RisingEdge(self.clk)
-        for _ in range(20):                    # anything extra would show up here
-            await RisingEdge(self.clk)
-        for sb in (self.jobs, self.errs):
-            sb.check_done()
-        for c in self.checks:
-            c.check()
+        await finish(self.clk, self.driver, [self.jobs, self.errs], self.checks, timeout)
 
 
 async def _start(dut):
