@@ -284,11 +284,17 @@ def test_results_do_not_depend_on_response_order_or_sizes(seed):
 
 
 @pytest.mark.req("TMA-F35", "TMA-F36", "TMA-F37", "TMA-F38", "TMA-E7")
-def test_completion_accounting_from_the_event_stream(seed):
-    """Per command and destination CTA the tx sum is the box bytes; at every point cumulative tx per
+@pytest.mark.parametrize("fixed_seed", [None, 1225022428],
+                         ids=["random", "regression_waitall_first"])
+def test_completion_accounting_from_the_event_stream(seed, fixed_seed):
+    """Seed 1225022428 is a kept regression case: a WAIT_ALL at the head of the stream retires
+    after the command behind it (the test once attributed that command's traffic wrongly).
+
+    Per command and destination CTA the tx sum is the box bytes; at every point cumulative tx per
     (CTA, barrier) <= bytes written by beats of commands using that barrier; done follows
     acceptance order among accepted commands, WAIT_ALL after everything before it; each accepted
     command gets exactly one done, each rejected exactly one err."""
+    seed = seed if fixed_seed is None else fixed_seed
     rng = random.Random(seed)
     p = TmaParams()
     gmem, smem, cmds = _mixed_stream(rng, p, n=40)
@@ -296,9 +302,17 @@ def test_completion_accounting_from_the_event_stream(seed):
     run = model.run(cmds)
     written, credited = {}, {}
     retired = []
+    def current_mbar(n_retired):
+        """The model is sequential and retires in acceptance order: traffic belongs to the first
+        command after the retired prefix that is not a WAIT_ALL (a WAIT_ALL has no traffic and
+        may retire only after the command behind it, e.g. at the head of the stream)."""
+        i = n_retired
+        while i < len(run.commands) and run.commands[i].cmd.op == CmdOp.WAIT_ALL:
+            i += 1
+        return run.commands[i].cmd.mbar_addr if i < len(run.commands) else None
+
     for e in run.events:
-        # the model is sequential: events between two retirements belong to the next command
-        mbar_addr = run.commands[len(retired)].cmd.mbar_addr if len(retired) < len(cmds) else None
+        mbar_addr = current_mbar(len(retired))
         if e[0] == "smem_wr":
             for cta in range(16):
                 if e[1].mask >> cta & 1:
