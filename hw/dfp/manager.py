@@ -131,12 +131,16 @@ class DynPrecisionManager(wiring.Component):
         # one shifter: tsh(t, r + 1) = floor(t / 2**r) >> 1, plus the sticky bits of both
         floor0, sticky0 = tsh_parts(m, self.t, sh0, "tsh_r")
         neg_t = self.t[-1]
+        # the floors and their rounding carries (toward zero for negative t) are registered
+        # apart: the +carry happens in the ACC adder as its carry-in, not after the shifter
         x0 = Signal(signed(tw))
         x1 = Signal(signed(tw))
+        c0 = Signal(name="c0")
+        c1 = Signal(name="c1")
         x1_ok = Signal(name="x1_ok")              # ACC may take x1: an ADAPTIVE non-start beat
         m.d.sync += [x1_ok.eq(eq_const(ctl.mode, ADAPTIVE) & ~ctl.start),
-                     x0.eq(floor0 + (neg_t & sticky0)),
-                     x1.eq((floor0 >> 1) + (neg_t & (sticky0 | floor0[0]))),
+                     x0.eq(floor0), c0.eq(neg_t & sticky0),
+                     x1.eq(floor0 >> 1), c1.eq(neg_t & (sticky0 | floor0[0])),
                      q_raw.eq(chain[-1]), q_rstart.eq(rstart_t)]
 
         # ---------------- ACC: the accumulation loop ---------------------------------------
@@ -155,9 +159,10 @@ class DynPrecisionManager(wiring.Component):
 
         adapt = eq_const(q.mode, ADAPTIVE)
         x = wire(m, "x", Mux(x1_ok & inc, x1, x0))     # one LUT4 per bit before the adder
+        cin = wire(m, "cin", Mux(x1_ok & inc, c1, c0))
         base = wire(m, "base", Mux(q.restart, 0, acc))
-        s0 = wire(m, "s0", base + x)
-        s1 = base + x + 1
+        s0 = wire(m, "s0", base + x + cin)            # one carry chain, cin as its carry-in
+        s1 = base + x + cin + 1
         s_w = s0[:w]
         top, nxt = s_w[w - 1], s_w[w - 2]
         # leading-bit detector 1931: |s| >= 2**(w-2), by bit tests (s fits in w bits here):
@@ -167,7 +172,7 @@ class DynPrecisionManager(wiring.Component):
         ka = base.as_unsigned()
         kb = x.as_unsigned()[:w] if tw >= w else Cat(x, *[x[-1]] * (w - tw))   # sign-extend
         kk = C((1 << w) - (1 << (w - 2)), w)
-        edge = ~((ka ^ kb ^ kk) ^ Cat(C(0, 1), ((ka & kb) | ((ka | kb) & ~kk))[:w - 1])).any()
+        edge = ~((ka ^ kb ^ kk) ^ Cat(cin, ((ka & kb) | ((ka | kb) & ~kk))[:w - 1])).any()
         big = wire(m, "big", (top ^ nxt) | edge)
         half = wire(m, "half", Mux(top & s_w[0], s1[1:w + 1], s0[1:w + 1]))
         hi_bits = s0[w - 1:]
