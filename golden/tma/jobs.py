@@ -58,6 +58,7 @@ def job_fields(p):
 
     ``seq``        acceptance index of the command mod 2^SEQ_W (Setup counts every command it
                    consumes, accepted or rejected);
+    ``id``         the command's ``id`` (Completion's ``done``);
     ``op``         CmdOp;
     ``gen``        1 if ReqGen walks rows (tensor ops, block ops with num_blocks > 0); 0 for
                    WAIT_ALL, DESC_INVAL and block NOPs (ReqGen emits only ``fin``);
@@ -97,8 +98,8 @@ def job_fields(p):
     """
     aw, sw = p.ADDR_W, p.SMEM_AW
     return Fields(
-        ("seq", SEQ_W), ("op", 4), ("gen", 1), ("mode", 1), ("rank", 3), ("es_log2", 2),
-        ("l2op", 4), ("dtype", 4), ("fill", 1),
+        ("seq", SEQ_W), ("id", p.ID_W), ("op", 4), ("gen", 1), ("mode", 1), ("rank", 3),
+        ("es_log2", 2), ("l2op", 4), ("dtype", 4), ("fill", 1),
         ("base", aw), ("span_bytes", span_w(p)), ("span_off", ROW_W), ("tail_bytes", ROW_W),
         ("row_bytes", span_w(p)),
         ("last_i", 8, "unsigned", OUTER), ("ts", 4, "unsigned", OUTER),
@@ -194,7 +195,7 @@ def golden_job(cmd, d, p, seq):
         dtype = cmd.dtype
     else:
         dtype = 0
-    job = dict(seq=seq % (1 << SEQ_W), op=op, gen=gen, mode=0, rank=0, es_log2=0,
+    job = dict(seq=seq % (1 << SEQ_W), id=cmd.id, op=op, gen=gen, mode=0, rank=0, es_log2=0,
                l2op=int(job_l2op(cmd)), dtype=dtype, fill=int(op == CmdOp.TENSOR_LOAD),
                base=0, span_bytes=0, span_off=0, tail_bytes=0, row_bytes=0,
                last_i=[0] * OUTER, ts=[1] * OUTER, coord=[0] * OUTER, size=[1] * OUTER,

@@ -11,6 +11,7 @@ from golden.tma.jobs import (OUTER, PIECE_S2S, fill_fields, fin_fields, job_fiel
 from golden.tma.params import RANGES, TmaParams
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
+from hw.tma.completion import open_fields
 from hw.tma.validate import eqc, le, lt
 
 __all__ = ["TmaReqGen"]
@@ -43,6 +44,11 @@ class TmaReqGen(wiring.Component):
     only ``fin`` (TMA-F50). Each job ends with one ``fin`` record (tracked pieces, barrier bytes).
     im2col jobs (part 2) are not walked: they produce only ``fin``.
 
+    A job is opened before any of its output: ``open`` {seq, id} (the completion unit's slot,
+    ``hw.tma.completion``) handshakes in the job's first cycle or earlier, and nothing of the job
+    is emitted while ``open.ready`` is low (the completion unit is full). ``open.valid`` is the
+    job's valid while it is not opened yet, so it never waits on ``open.ready``.
+
     Timing: a job valid in cycle t whose first row is in bounds has its first piece valid in cycle
     t + 1 (piece output register). Rows of n pieces take n cycles, OOB rows one cycle; a job ends
     two cycles after its last piece (one when the last row is consumed with nothing to split),
@@ -57,11 +63,15 @@ class TmaReqGen(wiring.Component):
         SMEM_AW, 11..24 (TMA-C2).
     nb_w : int
         NB_W, 1..28 (TMA-C7).
+    id_w : int
+        ID_W, 1..16 (TMA-C3).
 
     Members
     -------
     job : In(stream.Signature(job layout))
         Jobs from Setup.
+    open : Out(stream.Signature(open layout))
+        One {seq, id} per job, before its first piece, fill or fin.
     piece : Out(stream.Signature(piece layout))
         Request pieces in traversal order (``golden.tma.jobs.piece_fields``).
     fill : Out(stream.Signature(fill layout))
@@ -70,14 +80,16 @@ class TmaReqGen(wiring.Component):
         One record per job after its last piece and fill (``golden.tma.jobs.fin_fields``).
     """
 
-    def __init__(self, addr_w=64, smem_aw=18, nb_w=20):
+    def __init__(self, addr_w=64, smem_aw=18, nb_w=20, id_w=8):
         check_int(self, "addr_w", addr_w, *RANGES["ADDR_W"])
         check_int(self, "smem_aw", smem_aw, *RANGES["SMEM_AW"])
         check_int(self, "nb_w", nb_w, *RANGES["NB_W"])
-        self.p = TmaParams(ADDR_W=addr_w, SMEM_AW=smem_aw, NB_W=nb_w)
+        check_int(self, "id_w", id_w, *RANGES["ID_W"])
+        self.p = TmaParams(ADDR_W=addr_w, SMEM_AW=smem_aw, NB_W=nb_w, ID_W=id_w)
         self.piece_layout = struct_layout(piece_fields(self.p))
         super().__init__({
             "job": In(stream.Signature(struct_layout(job_fields(self.p)))),
+            "open": Out(stream.Signature(struct_layout(open_fields(self.p)))),
             "piece": Out(stream.Signature(self.piece_layout)),
             "fill": Out(stream.Signature(struct_layout(fill_fields(self.p)))),
             "fin": Out(stream.Signature(struct_layout(fin_fields(self.p)))),
@@ -108,9 +120,16 @@ class TmaReqGen(wiring.Component):
         pl_line = Signal(aw - 7)
         tracked = Signal(sw + 1)
 
+        # ---------------------------------------------------------------- open
+        opened = Signal()              # the job on ``job`` has handshaken its ``open``
+        m.d.comb += [self.open.valid.eq(self.job.valid & ~opened),
+                     self.open.payload.seq.eq(j.seq), self.open.payload.id.eq(j.id)]
+        jv = Signal()                  # the job may emit this cycle
+        m.d.comb += jv.eq(self.job.valid & (opened | self.open.ready))
+
         # ---------------------------------------------------------------- current row (view)
         walk = j.gen & ~j.mode                                  # tile mode (im2col: part 2)
-        first = self.job.valid & walk & ~run
+        first = jv & walk & ~run
         vi = [Mux(first, C(0, 8), idx[k]) for k in range(OUTER)]
         vc = [Mux(first, j.coord[k], crd[k]) for k in range(OUTER)]
         va = [Mux(first, j.base, adr[k]) for k in range(OUTER)]
@@ -162,9 +181,13 @@ class TmaReqGen(wiring.Component):
         m.d.comb += do_row.eq(~cur_v & view_valid & Mux(row_ib, pc & (fc | ~flush), 1))
         emit = do_cur | (do_row & row_ib)
         drop = prefetch & pl_v & (line == pl_line)
-        tail_phase = self.job.valid & run & ~rows_left & ~cur_v
-        fin_go = self.job.valid & nc & Mux(walk, tail_phase & ~pf_v, 1)
+        tail_phase = jv & run & ~rows_left & ~cur_v
+        fin_go = jv & nc & Mux(walk, tail_phase & ~pf_v, 1)
         m.d.comb += self.job.ready.eq(fin_go)
+        with m.If(fin_go):
+            m.d.sync += opened.eq(0)
+        with m.Elif(self.open.valid & self.open.ready):
+            m.d.sync += opened.eq(1)
 
         # piece output register
         with m.If(self.piece.ready):

@@ -210,7 +210,7 @@ class TmaSetup(wiring.Component):
 
         j = Signal(self.job_layout)
         m.d.comb += [
-            j.seq.eq(seq1), j.op.eq(op),
+            j.seq.eq(seq1), j.id.eq(cmd1["id"]), j.op.eq(op),
             j.gen.eq(tensor | (block & cmd1["num_blocks"].any())),
             j.mode.eq(tensor & mode1), j.rank.eq(Mux(tensor, rank1, 0)),
             j.es_log2.eq(Mux(tensor, es1, 0)),

@@ -33,6 +33,7 @@ from golden.tma.formats import CmdOp, DType, L2Op, Mode, OobFill, Swizzle, TmaCm
 from golden.tma.jobs import (fill_fields, fin_fields, golden_fills, golden_fin, golden_job,
                              golden_pieces, job_fields, job_key, piece_fields)
 from golden.tma import vectors as V
+from hw.tma.completion import open_fields
 from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.protocol import StreamProtocolChecker
@@ -42,7 +43,7 @@ from tb.tma.setup_tb import (Case, desc_word, mutate, pack_input, params_from_en
                              random_control)
 from tb.tma.setup_tb import random_tile as random_tile_case
 
-OUTPUTS = ("piece", "fill", "fin", "err")
+OUTPUTS = ("open", "piece", "fill", "fin", "err")
 
 
 class FrontBench:
@@ -53,7 +54,8 @@ class FrontBench:
         self.clk = dut.clk
         self.seq = 0
         self.sent = []                           # (case, code) in acceptance order
-        fields = {"piece": piece_fields(p), "fill": fill_fields(p), "fin": fin_fields(p),
+        self.opened = {}                         # seq -> cycle of its open handshake
+        fields = {"open": open_fields(p), "piece": piece_fields(p), "fill": fill_fields(p), "fin": fin_fields(p),
                   "err": err_fields(p)}
         self.sb = {name: Scoreboard(name) for name in OUTPUTS + ("job",)}
         self.checks = [StreamProtocolChecker(dut, s, self.clk) for s in ("i", "job") + OUTPUTS]
@@ -70,7 +72,17 @@ class FrontBench:
 
     def _observer(self, name):
         sb = self.sb[name]
-        return lambda t: sb.observe(t.fields, t.cycle)
+        if name == "err":
+            return lambda t: sb.observe(t.fields, t.cycle)
+
+        def observe(t):
+            seq = t.fields["seq"]
+            if name == "open":
+                self.opened[seq] = t.cycle
+            elif self.opened.get(seq, t.cycle) >= t.cycle:
+                raise AssertionError(f"{name} of seq {seq} at cycle {t.cycle} before its open")
+            sb.observe(t.fields, t.cycle)
+        return observe
 
     def expected(self, case, seq):
         """(code, job, pieces, fills, fin) the golden model expects for ``case``."""
@@ -92,6 +104,7 @@ class FrontBench:
             self.sb["err"].expect(dict(id=case.cmd.id, code=code))
         else:
             self.sb["job"].expect(job_key(job))
+            self.sb["open"].expect(dict(seq=job["seq"], id=case.cmd.id))
             self.sb["piece"].expect_all(pieces)
             self.sb["fill"].expect_all(fills)
             self.sb["fin"].expect(fin)

@@ -19,10 +19,10 @@ _PARAMS = (Param("addr_w", 64, "40..64", "ADDR_W"), Param("smem_aw", 18, "11..24
 SETUP = Block(name="tma_setup", kind="test", summary="TmaSetup", spec="tma.md §3.4, §4.4",
               top=TmaSetup, params=_PARAMS + (Param("id_w", 8, "1..16", "ID_W"),))
 REQGEN = Block(name="tma_reqgen", kind="test", summary="TmaReqGen", spec="tma.md §4.5, §4.7",
-               top=TmaReqGen, params=_PARAMS)
+               top=TmaReqGen, params=_PARAMS + (Param("id_w", 8, "1..16", "ID_W"),))
 
 NARROW = dict(addr_w=40, smem_aw=11, nb_w=6)
-CASES = [(SETUP, {}), (SETUP, dict(NARROW, id_w=1)), (REQGEN, {}), (REQGEN, NARROW),
+CASES = [(SETUP, {}), (SETUP, dict(NARROW, id_w=1)), (REQGEN, {}), (REQGEN, dict(NARROW, id_w=1)),
          (REQGEN, dict(addr_w=48, smem_aw=24, nb_w=28)), (FRONT, {})]
 
 
@@ -49,5 +49,5 @@ def test_tma_front_port_widths(tmp_path):
     assert f"output [{piece_fields(p).width - 1}:0] piece__payload;" in text
     header = re.search(rf"module {module}\(([^)]*)\)", text).group(1)
     assert {x.strip() for x in header.split(",")} == {
-        f"{s}__{k}" for s in ("job", "piece", "fill", "fin") for k in ("valid", "ready", "payload")
+        f"{s}__{k}" for s in ("job", "open", "piece", "fill", "fin") for k in ("valid", "ready", "payload")
     } | {"clk", "rst"}

@@ -18,6 +18,7 @@ from amaranth.lib.wiring import In, Out
 from golden.tma.formats import err_fields
 from golden.tma.jobs import fill_fields, fin_fields, job_fields, piece_fields
 from hw.common.layout import struct_layout
+from hw.tma.completion import open_fields
 from hw.tma.reqgen import TmaReqGen
 from hw.tma.setup import TmaSetup, setup_in_layout
 from sim.cocotb_run import run_testbench
@@ -27,16 +28,17 @@ TB = "tb.tma.reqgen_tb"
 
 
 class TmaFrontTop(wiring.Component):
-    """Test top: ``TmaSetup`` feeding ``TmaReqGen``; ports ``i``, ``err``, ``piece``, ``fill``,
-    ``fin`` and the job tap ``job__valid`` / ``job__ready`` / ``job__payload`` (outputs)."""
+    """Test top: ``TmaSetup`` feeding ``TmaReqGen``; ports ``i``, ``err``, ``open``, ``piece``,
+    ``fill``, ``fin`` and the job tap ``job__valid`` / ``job__ready`` / ``job__payload`` (outputs)."""
 
     def __init__(self, addr_w=64, smem_aw=18, id_w=8, nb_w=20):
         self.setup = TmaSetup(addr_w, smem_aw, id_w, nb_w)
-        self.reqgen = TmaReqGen(addr_w, smem_aw, nb_w)
+        self.reqgen = TmaReqGen(addr_w, smem_aw, nb_w, id_w)
         p = self.setup.p
         super().__init__({
             "i": In(stream.Signature(setup_in_layout(p))),
             "err": Out(stream.Signature(struct_layout(err_fields(p)))),
+            "open": Out(stream.Signature(struct_layout(open_fields(p)))),
             "piece": Out(stream.Signature(struct_layout(piece_fields(p)))),
             "fill": Out(stream.Signature(struct_layout(fill_fields(p)))),
             "fin": Out(stream.Signature(struct_layout(fin_fields(p)))),
@@ -51,7 +53,7 @@ class TmaFrontTop(wiring.Component):
         wiring.connect(m, wiring.flipped(self.i), self.setup.i)
         wiring.connect(m, self.setup.job, self.reqgen.job)
         wiring.connect(m, self.setup.err, wiring.flipped(self.err))
-        for name in ("piece", "fill", "fin"):
+        for name in ("open", "piece", "fill", "fin"):
             wiring.connect(m, getattr(self.reqgen, name), wiring.flipped(getattr(self, name)))
         m.d.comb += [self.job__valid.eq(self.setup.job.valid),
                      self.job__ready.eq(self.reqgen.job.ready),
