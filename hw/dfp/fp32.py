@@ -18,6 +18,7 @@ from hw.common.params import check_int
 __all__ = ["DfpToFp32", "Fp32Adder", "Fp32Accumulator"]
 
 QNAN = 0x7FC00000
+_PRE = 4                   # DfpToFp32 shifts by multiples of 2^_PRE in its first segment
 INF = 0x7F800000
 
 
@@ -69,16 +70,17 @@ def _wire(m, name, value):
     return sig
 
 
-def _shift_left(m, value, amount, name, lo=0):
-    """``(value << amount)[lo:len(value)]`` as one 2:1 multiplexer level per bit of ``amount``
-    (a plain ``<<`` by a signal widens the result, which Verilator's lint flags). Normalizers
+def _shift_left(m, value, amount, name, lo=0, scale=1):
+    """``(value << amount * scale)[lo:len(value)]`` (``scale`` a power of two) as one 2:1
+    multiplexer level per bit of ``amount`` (a plain ``<<`` by a signal widens the result,
+    which Verilator's lint flags). Normalizers
     pass their word without its top bit: that bit only matters when the shift is 0, where it
     is the leading one, which FP32 leaves implicit. Bits below ``lo`` are not built in the
     last level (unread bits would fail lint)."""
     w = len(value)
     cur, off = value, 0                       # cur holds bits off .. w-1 of the current level
     for k in reversed(range(len(amount))):    # the largest step first: a leading-zero count
-        s = 1 << k                            # settles its most significant bit first
+        s = scale << k                        # settles its most significant bit first
         need = max(0, lo - (s - 1))           # lower levels can still move bits up by s - 1
         if s >= w:
             shifted = C(0, w - need)
@@ -113,6 +115,8 @@ def _at_least(v, n):
     """Unsigned ``v >= n`` for a constant ``n``, in bit operations (a comparison with a
     constant lints badly): v >= n iff some bit set in v and clear in n has all the higher bits
     of v at least those of n."""
+    if n >> len(v):
+        return C(0, 1)                         # beyond the range of v
     terms = []
     for b in range(len(v)):
         if not (n >> b) & 1:
@@ -142,8 +146,8 @@ class DfpToFp32(wiring.Component):
     12-bit range is handled (es ≥ 1024 and very negative es included): the exponent is computed
     in 14 bits and never wraps.
 
-    Datapath, in three segments split by two cuts: (1) magnitude |acc| and its leading-zero
-    count LZ; cut A; (2) normalizing left shift (largest step first, so it overlaps the count),
+    Datapath, in three segments split by two cuts: (1) magnitude |acc| and, beside it (not
+    after its carry chain), its leading-zero count LZ from the one's complement; cut A; (2) normalizing left shift (largest step first, so it overlaps the count),
     guard bit, sticky bit (decoded from LZ beside the shifter), biased exponent
     es + ACC_W + 126 − LZ, flush and overflow flags; cut B; (3) rounding: one 31-bit increment
     of {exponent, fraction}, whose carry out of the fraction bumps the exponent (and turns
@@ -199,30 +203,41 @@ class DfpToFp32(wiring.Component):
         w = self.acc_w
         p = _Cuts(m, self._CUTS[self.stages])
 
-        # (1) magnitude and leading zeros. |-2^(w-1)| = 2^(w-1) still fits in w unsigned bits.
+        # (1) magnitude, leading zeros and the first normalizing shift steps. The count does
+        # not wait for the negation's carry chain: it counts the one's complement ~acc =
+        # |acc| - 1 of a negative acc. That count is one too large exactly when |acc| is a power
+        # of two (acc is ones above zeros: no bit pair acc[i] = 1, acc[i+1] = 0, a wide AND
+        # beside the count). Shifting by it is still right: it moves the lone leading one out of
+        # the word and leaves the zero fraction, guard and sticky bits that a power of two has;
+        # only the exponent needs the correction, added to es here, beside the count.
         m.submodules.lzc = lzc = LeadingZeroCount(w)
-        neg = self.acc[w - 1]
-        mag = Signal(w)
-        m.d.comb += [
-            mag.eq(Mux(neg, (-self.acc)[:w], self.acc[:w])),
-            lzc.i.eq(mag),
-        ]
+        acc = self.acc.as_unsigned()
+        neg = acc[w - 1]
+        # |acc| without its top bit, which is only ever the leading one (|acc| = 2^(w-1)) that
+        # the normalized form leaves implicit.
+        mag = _wire(m, "mag", Mux(neg, (-self.acc)[:w - 1], acc[:w - 1]))
+        m.d.comb += lzc.i.eq(_wire(m, "ones", acc ^ neg.replicate(w)))
+        pow2 = _wire(m, "pow2", neg & Cat(*[~acc[i] | acc[i + 1] for i in range(w - 1)]).all())
+        # the shifts by 16 and 32 use the count's top bits, which the tree settles first
+        pre = _shift_left(m, mag, lzc.count[_PRE:], "pre", scale=1 << _PRE)
         p.valid(self.i_valid, self.o_valid)
         a_neg = p.cut("A", "a_neg", neg)
-        a_mag = p.cut("A", "a_mag", mag[:w - 1])    # the top bit is only ever the leading one
+        a_pre = p.cut("A", "a_pre", pre)
         a_lz = p.cut("A", "a_lz", lzc.count)
-        a_zero = p.cut("A", "a_zero", lzc.zero)
-        a_es = p.cut("A", "a_es", self.es)
+        a_zero = p.cut("A", "a_zero", ~neg & lzc.zero)
+        # biased exponent before the count: es + w + 126 (+ 1 at a negative power of two)
+        a_esk = p.cut("A", "a_esk", _wire(m, "esk", self.es + (w + 126) + pow2))
 
-        # (2) normalize (leading one to bit w-1), split into fraction / guard / sticky, and the
-        # biased exponent eb = (es + n - 1) + 127 with n = w - lz significant bits (14 bits
-        # signed: -2048 + 126 - 48 .. 2047 + 126 + 48, never wraps).
-        eb = _wire(m, "eb", a_es + (w + 126) - a_lz)
-        norm = _shift_left(m, a_mag, a_lz, "norm", lo=w - 25)   # bits w-25 .. w-2 of mag << lz
+        # (2) finish the normalization (leading one to bit w-1), split into fraction / guard /
+        # sticky, and the biased exponent eb = (es + n - 1) + 127 with n = w - lz significant
+        # bits (14 bits signed: -2048 + 126 - 48 .. 2047 + 127 + 48, never wraps).
+        eb = _wire(m, "eb", a_esk - a_lz)
+        lz_lo = a_lz[:_PRE]
+        norm = _shift_left(m, a_pre, lz_lo, "norm", lo=w - 25)   # bits w-25 .. w-2 of mag << lz
         guard = norm[0]
-        # sticky = OR of norm[:w-25], computed beside the shifter: mag bit i lands below bit
-        # w-25 exactly when i + lz < w - 25.
-        sticky = _wire(m, "sticky", Cat(*[a_mag[i] & ~_at_least(a_lz, w - 25 - i)
+        # sticky = OR of norm[:w-25], computed beside the shifter: pre bit i lands below bit
+        # w-25 exactly when i + lz_lo < w - 25.
+        sticky = _wire(m, "sticky", Cat(*[a_pre[i] & ~_at_least(lz_lo, w - 25 - i)
                                           for i in range(w - 25)]).any())
         b_neg = p.cut("B", "b_neg", a_neg)
         b_frac = p.cut("B", "b_frac", norm[1:])         # the leading one is implicit

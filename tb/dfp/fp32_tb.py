@@ -69,7 +69,9 @@ def conv_vectors(rng, acc_w, n):
 
     acc: uniform over the whole signed range, a uniform bit length with a random sign, exact
     rounding ties (and their neighbours) at every length above 24 bits, all-ones significands
-    (which round up into the next binade), small values, and the extremes ±2^(ACC_W-1).
+    (which round up into the next binade), small values, the extremes ±2^(ACC_W-1), and every
+    ±2^k with the negative neighbours -2^k ± 1 (the converter counts the leading zeros of a
+    negative acc from its one's complement, corrected exactly at powers of two).
     es: uniform over [-1024, 1085] (the reachable es_out range) or [-2048, 2047], or placed so
     that the exact exponent sits at the flush (-126) or overflow (127) boundary.
     """
@@ -117,6 +119,10 @@ def conv_vectors(rng, acc_w, n):
             es = rng.randint(-40, 40)
         return max(ES_MIN, min(ES_MAX, es))
 
+    for k in range(acc_w - 1):               # every power of two and its neighbours: the
+        for acc in (1 << k, -(1 << k), -(1 << k) - 1, -(1 << k) + 1):   # count's correction
+            if acc:
+                out.append((acc, pick_es(acc)))
     for _ in range(n):
         acc = max(lo, min(hi, pick_acc()))
         out.append((acc, pick_es(acc)))
