@@ -109,6 +109,10 @@ class DotFront(wiring.Component):
         exs = [max(0, v - (w - 1)) for v in range(64)]
         ex_b = wire(m, "ex_b", Array([C(e, 6) for e in exs])[span])
         sab_b = wire(m, "sab_b", Array([C(((e + 1) // 2) | (e // 2) << 4, 8) for e in exs])[span])
+        # CHUNK: the beat's own wb = bl_a + bl_b + log2(LANES) and p = max(0, ACC_W - 1 - wb)
+        # (a table), so stage B only picks them or the held segment values
+        wb_b = wire(m, "wb_b", bt.bl_a + bt.bl_b + self.lg)
+        p_b = wire(m, "p_b", Array([C(max(0, (w - 1) - v), 6) for v in range(64)])[wb_b[:6]])
         # the operand shifts of this beat (0 outside PRESHIFT), ready at the start of stage B
         c_sab = Signal(8)
         sab = wire(m, "sab", Mux(eq_const(mode, PRESHIFT), Mux(start, sab_b, c_sab), 0))
@@ -117,7 +121,7 @@ class DotFront(wiring.Component):
             ("valid", 1), ("clr", 1), ("start", 1), ("e4", 1), ("e3", 1), ("segnew", 1),
             ("last", 1), ("eop", 1), ("mode", 2), ("ovf_sat", 1), ("fig20", 1), ("tlo", 6),
             ("thi", 6), ("rbase", 6), ("len", 16), ("auto", 1), ("es_ab", signed(11)),
-            ("bl_a", 4), ("bl_b", 4), ("k", 5), ("ex", 6), ("sab", 8)]}
+            ("bl_a", 4), ("bl_b", 4), ("wb", 6), ("p", 6), ("k", 5), ("ex", 6), ("sab", 8)]}
         r2_a = Signal(16 * lanes)
         r2_b = Signal(16 * lanes)
         m.d.sync += [
@@ -129,7 +133,7 @@ class DotFront(wiring.Component):
             r2["rbase"].eq(rbase), r2["len"].eq(len_eff),
             r2["auto"].eq(Mux(start, cfg.chunk_auto, c_auto)),
             r2["es_ab"].eq(bt.es_a + bt.es_b), r2["bl_a"].eq(bt.bl_a), r2["bl_b"].eq(bt.bl_b),
-            r2["k"].eq(bt.k_log2), r2["ex"].eq(ex_b), r2["sab"].eq(sab),
+            r2["wb"].eq(wb_b), r2["p"].eq(p_b), r2["k"].eq(bt.k_log2), r2["ex"].eq(ex_b), r2["sab"].eq(sab),
             r2_a.eq(bt.a), r2_b.eq(bt.b),
         ]
         with m.If(take):
@@ -155,6 +159,7 @@ class DotFront(wiring.Component):
         # also on a blocked CHUNK reload; other beats use the held ones
         h_k, h_ex = Signal(5), Signal(6)
         h_es_ab, h_bl_a, h_bl_b = Signal(signed(11)), Signal(4), Signal(4)
+        h_wb, h_p = Signal(6), Signal(6)
         st2 = r2["start"]
         load2 = st2 | r2["segnew"]
         k = wire(m, "k", Mux(st2, r2["k"], h_k))
@@ -162,10 +167,13 @@ class DotFront(wiring.Component):
         es_ab = wire(m, "es_ab", Mux(load2, r2["es_ab"], h_es_ab))
         bl_a = wire(m, "bl_a", Mux(load2, r2["bl_a"], h_bl_a))
         bl_b = wire(m, "bl_b", Mux(load2, r2["bl_b"], h_bl_b))
+        wb = wire(m, "wb", Mux(load2, r2["wb"], h_wb))
+        p_seg = wire(m, "p_seg", Mux(load2, r2["p"], h_p))
         with m.If(r2["valid"] & st2):
             m.d.sync += [h_k.eq(r2["k"]), h_ex.eq(r2["ex"])]
         with m.If(r2["valid"] & load2):
-            m.d.sync += [h_es_ab.eq(r2["es_ab"]), h_bl_a.eq(r2["bl_a"]), h_bl_b.eq(r2["bl_b"])]
+            m.d.sync += [h_es_ab.eq(r2["es_ab"]), h_bl_a.eq(r2["bl_a"]), h_bl_b.eq(r2["bl_b"]),
+                         h_wb.eq(r2["wb"]), h_p.eq(r2["p"])]
         pre = eq_const(r2["mode"], PRESHIFT)
         sa, sb = r2["sab"][:4], r2["sab"][4:]
         meta_mode = pre | eq_const(r2["mode"], CHUNK)
@@ -201,11 +209,10 @@ class DotFront(wiring.Component):
             m.d.sync += r3[name].eq(r2[name])
         r3_min = Signal(2 * lanes)             # per operand: it was -32768
         r3_viol = Signal(2 * lanes)            # per operand: |x| >= 2**bl
-        wb = wire(m, "wb", bl_a + bl_b + self.lg)
         m.d.sync += [r3["es_ab"].eq(es_ab), r3["ex"].eq(ex), r3["wb"].eq(wb)]
         m.d.sync += [
             r3["cl_len"].eq(16 - lzc_lm1.count),            # clog2(len) = bitlen(len - 1)
-            r3["p"].eq(Mux(lt(wb, w - 1), (w - 1) - wb, 0)),
+            r3["p"].eq(p_seg),
             r3["lim_neg"].eq(lt(k, self.lg)),
             r3["lim"].eq(k - self.lg),
             r3["meta_mode"].eq(meta_mode),
