@@ -20,7 +20,7 @@ same checks (:class:`CompletionError` on a violation).
 
 from collections import Counter, deque
 
-from golden.tma.formats import N_CTA, CmdOp
+from golden.tma.formats import N_CTA
 
 __all__ = ["Completion", "CompletionError"]
 
@@ -41,7 +41,7 @@ class Completion:
         self.tx = Counter()             # (cta, mbar_addr) -> tx credited
 
     def accept(self, seq, cmd_id, op):
-        entry = [seq, cmd_id, op, "finished" if op == CmdOp.WAIT_ALL else "busy"]
+        entry = [seq, cmd_id, op, "busy"]       # WAIT_ALL too: setup may still reject it
         self._order.append(entry)
         self._by_seq[seq] = entry
 

@@ -227,8 +227,7 @@ class TmaModel:
             self._block_s2s(res, cmd)
         else:
             raise NotImplementedError(f"{CmdOp(op).name} is part 2 of the TMA golden model")
-        if op != CmdOp.WAIT_ALL:
-            self.completion.finish(seq)
+        self.completion.finish(seq)          # WAIT_ALL: retires once everything before it has
         res.done = True
         return res
 

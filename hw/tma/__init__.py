@@ -1,3 +1,6 @@
-"""TMA unit (spec tma.md): RTL modules. Part-1 front end: :class:`~hw.tma.setup.TmaSetup`
-(decode, validate, precompute) and :class:`~hw.tma.reqgen.TmaReqGen` (tile/block request
-generator)."""
+"""TMA unit (spec tma.md): RTL modules, one file per concept, and the top level
+:class:`~hw.tma.top.Tma` (``hw.tma.Tma``, TMA-I13)."""
+
+from hw.tma.top import Tma
+
+__all__ = ["Tma"]

@@ -78,6 +78,8 @@ class TmaSetup(wiring.Component):
         Accepted commands, in order (``golden.tma.jobs.job_fields``).
     err : Out(stream.Signature(err layout))
         ``{id, code}`` of rejected commands (TMA-I9).
+    busy : Out(1)
+        A command is in stage 1 or an output register (the unit's ``idle``, TMA-F38).
     """
 
     def __init__(self, addr_w=64, smem_aw=18, id_w=8, nb_w=20, nan_pattern=None):
@@ -95,6 +97,7 @@ class TmaSetup(wiring.Component):
             "i": In(stream.Signature(setup_in_layout(self.p))),
             "job": Out(stream.Signature(self.job_layout)),
             "err": Out(stream.Signature(struct_layout(err_fields(self.p)))),
+            "busy": Out(1),
         })
 
     def elaborate(self, platform):
@@ -258,7 +261,8 @@ class TmaSetup(wiring.Component):
         job_free = ~self.job.valid | self.job.ready
         err_free = ~self.err.valid | self.err.ready
         adv = v1 & Mux(rejected, err_free, job_free)
-        m.d.comb += self.i.ready.eq(~v1 | adv)
+        m.d.comb += [self.i.ready.eq(~v1 | adv),
+                     self.busy.eq(v1 | self.job.valid | self.err.valid)]
         with m.If(take):
             m.d.sync += v1.eq(1)
         with m.Elif(adv):

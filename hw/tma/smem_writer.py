@@ -19,7 +19,7 @@ partition, TMA-F33), each followed by one ``mbar`` update with ``tx`` = the beat
 where the golden model merges them into one (an informative partition, docs/tma.md).
 """
 
-from amaranth import C, Cat, Module, Mux, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -29,40 +29,18 @@ from golden.tma.formats import (BE_W, CTA_MASK_W, DATA_W, LINE, SEQ_W, mbar_fiel
 from golden.tma.jobs import fill_fields
 from hw.common.layout import struct_layout
 from hw.common.skid import SkidBuffer
+from hw.tma.lanes import LANE_W, gt_const, range_mask, rotate_left_bytes
 from hw.tma.swizzle import RowSwizzle
 from hw.tma.tracker import check_params, line_fields
 
 __all__ = ["fill_fields", "written_fields", "TmaSmemWriter"]   # fill_fields: golden.tma.jobs
 
-
-def _gt(x, value):
-    """``x > value`` for an unsigned ``x`` and a constant: the borrow of ``value - x``."""
-    return (C(value, len(x)) - x)[len(x)]
-
 _NB_W = 8                      # nbytes 1..128
-_LANE_W = 7
 
 
 def written_fields(p):
     """What the writer reports to the completion unit per accepted ``mbar`` update."""
     return Fields(("seq", SEQ_W), ("nbytes", _NB_W))
-
-
-def _rotate_left_bytes(m, value, amount, name):
-    """``value`` (1024 bits) rotated so that byte j moves to byte ``(j + amount) % 128``."""
-    cur = value
-    for bit in range(_LANE_W):
-        nxt = Signal(DATA_W, name=f"{name}{bit}")
-        step = 8 << bit
-        m.d.comb += nxt.eq(Mux(amount[bit], Cat(cur[DATA_W - step:], cur[:DATA_W - step]), cur))
-        cur = nxt
-    return cur
-
-
-def _range_mask(lo, hi):
-    """Statements setting each bit j of a 128-bit mask to ``lo <= j < hi``, as a list of
-    (j, value)."""
-    return [(j, ~_gt(lo, j) & _gt(hi, j)) for j in range(BE_W)]
 
 
 class TmaSmemWriter(wiring.Component):
@@ -152,13 +130,13 @@ class TmaSmemWriter(wiring.Component):
             return [dst[k].eq(src[k]) for k in ("dst", "n", "swz", "mask", "mbar", "seq")]
 
         s1 = stage("s1")
-        s1_rot = Signal(_LANE_W, name="s1_rot")
+        s1_rot = Signal(LANE_W, name="s1_rot")
         s2 = stage("s2")
         s2_second = Signal(name="s2_second")
         s3_valid = Signal(name="s3_valid")
         # stage 3's data and mode registers are the row swizzle's inputs themselves (no copies)
         m.submodules.swizzle = sw = RowSwizzle(self.p.SWZ_TABLE)
-        s3 = {"row": Signal(rw, name="s3_row"), "lo": Signal(_LANE_W, name="s3_lo"),
+        s3 = {"row": Signal(rw, name="s3_row"), "lo": Signal(LANE_W, name="s3_lo"),
               "hi": Signal(_NB_W, name="s3_hi"), "data": sw.data, "swz": sw.mode,
               "mask": Signal(CTA_MASK_W, name="s3_mask"),
               "mbar": Signal(aw, name="s3_mbar"), "seq": Signal(SEQ_W, name="s3_seq")}
@@ -186,7 +164,7 @@ class TmaSmemWriter(wiring.Component):
         # -- stage 4 (comb): be, swizzle, zero unwritten lanes -> output register ----------------
         be_bytes = Signal(DATA_W, name="be_bytes")
         m.d.comb += sw.row.eq(s3["row"][:3])
-        m.d.comb += [sw.be[j].eq(v) for j, v in _range_mask(s3["lo"], s3["hi"])]
+        m.d.comb += [sw.be[j].eq(v) for j, v in range_mask(s3["lo"], s3["hi"])]
         m.d.comb += [be_bytes.word_select(j, 8).eq(sw.o_be[j].replicate(8)) for j in range(BE_W)]
         with m.If(out_free):
             m.d.sync += out_valid.eq(s3_valid)
@@ -200,10 +178,10 @@ class TmaSmemWriter(wiring.Component):
         s3_free = out_free
 
         # -- stage 3: split the range of s2 into one or two beats -------------------------------
-        lo = s2["dst"][:_LANE_W]
+        lo = s2["dst"][:LANE_W]
         end = Signal(_NB_W + 1, name="s2_end")             # lo + n, 1..255
         m.d.comb += end.eq(lo + s2["n"])
-        crosses = _gt(end, LINE)
+        crosses = gt_const(end, LINE)
         last_beat = s2_second | ~crosses
         s2_free = ~s2["valid"] | (s3_free & last_beat)
         with m.If(s3_free):
@@ -220,7 +198,7 @@ class TmaSmemWriter(wiring.Component):
                                  s3["hi"].eq(Mux(crosses, LINE, end)), s2_second.eq(crosses)]
 
         # -- stage 2: rotate the source bytes into their lanes -----------------------------------
-        rotated = _rotate_left_bytes(m, s1["data"], s1_rot, "rot")
+        rotated = rotate_left_bytes(m, s1["data"], s1_rot, "rot")
         s1_free = ~s1["valid"] | s2_free
         with m.If(s2_free):
             m.d.sync += s2["valid"].eq(s1["valid"])
@@ -238,7 +216,7 @@ class TmaSmemWriter(wiring.Component):
         room = Signal(_NB_W, name="f0_room")                   # bytes to the end of the row
         f0_n = Signal(aw + 1, name="f0_n")                     # this piece: 1..128 bytes
         f0_last = Signal(name="f0_last")
-        m.d.comb += [room.eq((~f0_dst[:_LANE_W]) + 1), f0_last.eq(~(f0_left[_NB_W:].any() | (f0_left[:_NB_W] > room))),
+        m.d.comb += [room.eq((~f0_dst[:LANE_W]) + 1), f0_last.eq(~(f0_left[_NB_W:].any() | (f0_left[:_NB_W] > room))),
                      f0_n.eq(Mux(f0_last, f0_left, room)), fill.ready.eq(~f0_valid)]
         with m.If(fill.valid & ~f0_valid):
             m.d.sync += [f0_valid.eq(fp.nbytes.any()), f0_dst.eq(fp.dst), f0_left.eq(fp.nbytes),
@@ -268,7 +246,7 @@ class TmaSmemWriter(wiring.Component):
                 m.d.sync += [s1["dst"].eq(rp.dst), s1["n"].eq(rp.nbytes), s1["swz"].eq(rp.swizzle),
                              s1["mask"].eq(rp.mask), s1["mbar"].eq(rp.mbar), s1["seq"].eq(rp.seq),
                              s1["data"].eq(rp.data),
-                             s1_rot.eq(rp.dst[:_LANE_W] - rp.lane)]
+                             s1_rot.eq(rp.dst[:LANE_W] - rp.lane)]
 
         m.d.comb += self.busy.eq(f0_valid | s1["valid"] | s2["valid"] | s3_valid | out_valid
                                  | bar.o.valid | ~bar.i.ready)

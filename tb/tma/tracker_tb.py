@@ -55,11 +55,12 @@ class L2Memory(MemoryModel):
     """L2 model for ``l2_req``/``l2_resp`` (TMA-I4, I5): one response per READ/WRITE/RED, none
     for PREFETCH; READ data is the line with random bytes in unrequested sectors (TMA-V11)."""
 
-    def __init__(self, dut, clk, p, rng, **kw):
+    def __init__(self, dut, clk, p, rng, memory=None, **kw):
         self.junk = random.Random(rng.getrandbits(32))
         super().__init__(dut, clk, "l2_req", "l2_resp", l2_req_fields(p), l2_resp_fields(p),
                          rng=rng, names={"addr": "line", "rdata": "data"}, addr_shift=7,
-                         memory=SparseMemory(), check_tags=False, **kw)
+                         memory=memory if memory is not None else SparseMemory(),
+                         check_tags=False, **kw)
 
     def make_responses(self, req):
         op = req["op"]

@@ -351,6 +351,7 @@ def test_completion_retires_in_order():
     assert c.done == [] and not c.idle
     c.reject(2, 0x06)                 # err at once, does not block
     assert c.errs == [(3, 0x06)] and c.done == []
+    c.finish(3)                       # setup passes the WAIT_ALL: it retires in order
     c.finish(0)
     assert c.done == [1, 2, 4, 5] and c.idle
     assert log == [("err", 3, 6), ("done", 1), ("done", 2), ("done", 4), ("done", 5)]
@@ -365,6 +366,20 @@ def test_completion_retires_in_order():
     c.mbar(MbarUpdate(0x100, 16, 0b001))
     with pytest.raises(CompletionError):
         c.mbar(MbarUpdate(0x100, 1, 0b100 | 0b001))
+
+
+@pytest.mark.req("TMA-F37", "TMA-E2")
+def test_rejected_wait_all_gets_only_err():
+    """A WAIT_ALL reaching the head of the retirement order before setup has seen it is not
+    retired yet: setup may still reject it (here E_MCAST_OP), and then it ends with err only.
+    (Found by the RTL top bench: the model used to retire WAIT_ALL at acceptance.)"""
+    c = Completion()
+    c.accept(0, 10, CmdOp.TENSOR_LOAD)
+    c.accept(1, 11, CmdOp.WAIT_ALL)
+    c.finish(0)
+    assert c.done == [10] and not c.idle
+    c.reject(1, 0x02)
+    assert c.errs == [(11, 0x02)] and c.done == [10] and c.idle
 
 
 @pytest.mark.req("TMA-F27", "TMA-F28", "TMA-C6")

@@ -1,0 +1,347 @@
+"""cocotb testbench of the whole TMA unit ``hw.tma.Tma`` (spec tma.md §2.2, §3.6; part 1).
+
+Around the DUT: a command driver with random gaps; a descriptor memory and an L2 model sharing one
+sparse global memory (random latency, out-of-order responses, random back-pressure, junk bytes in
+unrequested sectors: TMA-V11); a shared-memory model of the 16 CTAs that applies every
+``smem_wr`` beat and answers ``smem_rd`` reads in order; barrier, ``err`` and ``done`` sinks with
+random back-pressure; stream protocol checkers on every port.
+
+Stimulus runs in groups. Commands inside a group touch disjoint memory (no smem row or global
+line written by one command is read or written by another), so the spec's ordering assumption
+(§4.11) holds; before the next group the bench waits for every ``done``/``err`` of the group.
+The golden model (``golden.tma.model.TmaModel``) runs the same commands on identical initial
+memories; the scoreboard then compares (TMA-V5, V6, P3, E1, F36):
+
+* the ``err`` stream and the ``done`` order;
+* the L2 requests (every field but the tag) in order, per path (READ from the request generator,
+  WRITE from the store path), and their number (TMA-P3);
+* the shared-memory image of every CTA and the global lines written;
+* the barrier bytes per (barrier, CTA);
+* the ``desc_rd`` count (§4.12: exact when every epoch has at most DC_ENTRIES descriptors);
+* ``idle`` = 1 and ``outstanding`` = 0 at the end, ``outstanding`` <= TRK_ENTRIES throughout.
+"""
+
+import os
+import random
+from collections import Counter
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from golden.tma.formats import (DESC_BYTES, LINE, N_CTA, SmemBeat, CmdOp, L2Op, Mode, TmaCmd,
+                                cmd_fields, desc_rd_req_fields, desc_rd_resp_fields, done_fields,
+                                err_fields, l2_req_fields, mbar_fields, smem_rd_req_fields,
+                                smem_rd_resp_fields, smem_wr_fields)
+from golden.tma.memory import GlobalMemory, SharedMemory
+from golden.tma.model import TmaModel
+from golden.tma.params import TmaParams
+from golden.tma.validate import is_cache_user, precheck
+from tb.common import env
+from tb.common.clock import reset, start_clock
+from tb.common.memory import MemoryModel, SparseMemory
+from tb.common.protocol import StreamProtocolChecker
+from tb.common.stream import StreamDriver, StreamMonitor, read_int, sim_cycle
+from tb.tma.setup_tb import Case, mutate, random_block, random_control, random_tile
+from tb.tma.tracker_tb import L2Memory
+
+__all__ = ["TopBench", "top_params", "part1_case"]
+
+STREAMS = ("cmd", "desc_rd_req", "desc_rd_resp", "l2_req", "l2_resp", "smem_wr", "smem_rd_req",
+           "smem_rd_resp", "mbar", "err", "done")
+PART1_OPS = (CmdOp.TENSOR_LOAD, CmdOp.BLOCK_G2S, CmdOp.BLOCK_S2G, CmdOp.BLOCK_S2S,
+             CmdOp.WAIT_ALL, CmdOp.DESC_INVAL)
+WRITE_PATH = frozenset({L2Op.WRITE} | {L2Op(8 + k) for k in range(8)})
+DESC_BASE = 0xFFF0_0000            # descriptors live in their own region (below 2^40)
+
+
+def top_params():
+    """TmaParams of the build (the registry parameters of ``hw.tma.Tma``)."""
+    q = env.params()
+    return TmaParams(ADDR_W=q.get("addr_w", 64), SMEM_AW=q.get("smem_aw", 18),
+                     ID_W=q.get("id_w", 8), Q_DEPTH=q.get("q_depth", 4),
+                     DC_ENTRIES=q.get("dc_entries", 4), TRK_ENTRIES=q.get("trk_entries", 32),
+                     NB_W=q.get("nb_w", 20))
+
+
+def part1_case(case, p):
+    """True when the golden model executes ``case`` (part 1): rejected commands of any op, and
+    accepted tile loads, block G2S/S2G/S2S (NOPs included), WAIT_ALL and DESC_INVAL."""
+    if case.code(p):
+        return True
+    if case.cmd.op not in PART1_OPS:
+        return False
+    return case.cmd.op != CmdOp.TENSOR_LOAD or case.desc.mode == Mode.TILE
+
+
+def _rows(cmd_res, p):
+    """(smem rows written per CTA, smem rows read per CTA, global lines read, written)."""
+    wr = {(c, b.row) for b in cmd_res.beats for c in range(N_CTA) if b.mask >> c & 1}
+    rd = {(cta, row) for row, cta in cmd_res.smem_reads}
+    g_rd = {r.line for r in cmd_res.requests if r.op == L2Op.READ}
+    g_wr = {r.line for r in cmd_res.requests if r.op in WRITE_PATH}
+    return wr, rd, g_rd, g_wr
+
+
+def group_commands(cases, p, gmem):
+    """Split ``cases`` (in order) into groups of commands with disjoint footprints, using a golden
+    run on a copy of ``gmem`` (which holds the descriptors; the footprint does not depend on the
+    other memory contents)."""
+    res = TmaModel(p, gmem=gmem.copy()).run([c.cmd for c in cases]).commands
+    groups, cur, used = [], [], (set(), set(), set(), set())
+    for case, r in zip(cases, res):
+        wr, rd, g_rd, g_wr = _rows(r, p)
+        clash = (wr & (used[0] | used[1]) or rd & used[0] or g_wr & (used[2] | used[3])
+                 or g_rd & used[3] or case.cmd.op in (CmdOp.WAIT_ALL, CmdOp.DESC_INVAL))
+        if cur and clash:
+            groups.append(cur)
+            cur, used = [], (set(), set(), set(), set())
+        cur.append(case)
+        for u, s in zip(used, (wr, rd, g_rd, g_wr)):
+            u |= s
+    if cur:
+        groups.append(cur)
+    return groups, res
+
+
+class SmemReadModel(MemoryModel):
+    """``smem_rd_req`` / ``smem_rd_resp`` (TMA-I7): the row of CTA ``cta`` as it is when the read
+    is accepted, answered in request order after a random latency >= 1."""
+
+    def __init__(self, dut, clk, p, smem, rng, **kw):
+        self.smem = smem
+        super().__init__(dut, clk, "smem_rd_req", "smem_rd_resp", smem_rd_req_fields(p),
+                         smem_rd_resp_fields(), rng=rng, names={"addr": "row", "rdata": "data"},
+                         order="in_order", check_tags=False, **kw)
+
+    def make_responses(self, req):
+        data = bytes(self.smem.cta(req["cta"]).read(req["row"] << 7, LINE))
+        return [{"data": int.from_bytes(data, "little")}]
+
+
+class TopBench:
+    """The DUT's surroundings, the golden model and the end-of-test comparison."""
+
+    def __init__(self, dut, p, rng, ready=0.8, l2_latency=(1, 30), l2_order="random",
+                 l2_ready=0.9, gaps=0.2):
+        self.dut, self.p, self.rng = dut, p, rng
+        clk = self.clk = dut.clk
+        self.gmem = SparseMemory()
+        self.smem = SharedMemory(p.SMEM_AW)
+        self.g_gmem = GlobalMemory(p.ADDR_W)
+        self.g_smem = SharedMemory(p.SMEM_AW)
+        self.cmd = StreamDriver(dut, "cmd", clk, fields=cmd_fields(p), rng=rng, gap_prob=gaps)
+        self.desc = MemoryModel(dut, clk, "desc_rd_req", "desc_rd_resp", desc_rd_req_fields(p),
+                                desc_rd_resp_fields(), rng=random.Random(rng.getrandbits(32)),
+                                names={"addr": "addr", "rdata": "data"}, memory=self.gmem,
+                                min_latency=1, max_latency=60, check_tags=False)
+        self.l2 = L2Memory(dut, clk, p, random.Random(rng.getrandbits(32)), memory=self.gmem,
+                           min_latency=l2_latency[0], max_latency=l2_latency[1], order=l2_order,
+                           req_ready_prob=l2_ready)
+        self.smem_rd = SmemReadModel(dut, clk, p, self.smem, random.Random(rng.getrandbits(32)),
+                                     min_latency=1, max_latency=6)
+        self.wr = StreamMonitor(dut, "smem_wr", clk, fields=smem_wr_fields(p), rng=rng,
+                                ready_prob=ready, callback=self._beat)
+        self.mbar = StreamMonitor(dut, "mbar", clk, fields=mbar_fields(p), rng=rng,
+                                  ready_prob=ready)
+        self.err = StreamMonitor(dut, "err", clk, fields=err_fields(p), rng=rng, ready_prob=ready)
+        self.done = StreamMonitor(dut, "done", clk, fields=done_fields(p), rng=rng,
+                                  ready_prob=ready)
+        self.l2_mon = StreamMonitor(dut, "l2_req", clk, fields=l2_req_fields(p), passive=True)
+        self.checkers = [StreamProtocolChecker(dut, s, clk) for s in STREAMS]
+        self.max_outstanding = 0
+        self.cases = []
+        cocotb.start_soon(self._watch())
+
+    def _beat(self, t):
+        f = t.fields
+        self.smem.apply_beat(SmemBeat(row=f["row"], data=f["data"].to_bytes(LINE, "little"),
+                                      be=f["be"], mask=f["mask"]))
+
+    async def _watch(self):
+        while True:
+            await RisingEdge(self.clk)
+            await ReadOnly()
+            n = read_int(self.dut.outstanding)
+            self.max_outstanding = max(self.max_outstanding, n or 0)
+
+    # -- stimulus --------------------------------------------------------------------------
+    def place_descriptors(self, cases):
+        """Give every distinct descriptor of a cache user its own 128-byte line in the descriptor
+        region (the same word, the same line: repeats hit the cache) and store it in both global
+        memories."""
+        lines = {}
+        out = []
+        for c in cases:
+            if c.cmd.op < 4 and is_cache_user(c.cmd) and precheck(c.cmd) == 0:
+                addr = lines.setdefault(c.desc_word, DESC_BASE + LINE * len(lines))
+                c = Case(TmaCmd(**{**vars(c.cmd), "desc_addr": addr}), c.desc_word, c.name)
+                data = c.desc_word.to_bytes(DESC_BYTES, "little")
+                self.gmem.write(addr, data)
+                self.g_gmem.write(addr, data)
+            out.append(c)
+        return out
+
+    def fill_sources(self, results):
+        """Random bytes in every global line read and every smem row read, in both memories."""
+        for r in results:
+            for req in r.requests:
+                if req.op == L2Op.READ:
+                    a = req.line << 7
+                    if a < DESC_BASE or a >= DESC_BASE + (1 << 20):
+                        data = self.rng.randbytes(LINE)
+                        self.gmem.write(a, data)
+                        self.g_gmem.write(a, data)
+            for row, cta in r.smem_reads:
+                data = self.rng.randbytes(LINE)
+                self.smem.cta(cta).write(row << 7, data)
+                self.g_smem.cta(cta).write(row << 7, data)
+
+    async def run(self, cases, timeout=200_000):
+        """Place, group and issue ``cases``; wait for each group's ``done``/``err``."""
+        p = self.p
+        cases = self.place_descriptors(cases)
+        groups, blank = group_commands(cases, p, self.g_gmem)
+        self.fill_sources(blank)
+        self.cases += cases
+        want_done = len(self.done.transfers)
+        want_err = len(self.err.transfers)
+        for g in groups:
+            for c in g:
+                self.cmd.append(c.cmd.pack(p))
+                if c.code(p):
+                    want_err += 1
+                else:
+                    want_done += 1
+            for _ in range(timeout):
+                if len(self.done.transfers) >= want_done and len(self.err.transfers) >= want_err:
+                    break
+                await RisingEdge(self.clk)
+            else:
+                raise AssertionError(f"group not complete after {timeout} cycles: done "
+                                     f"{len(self.done.transfers)}/{want_done}, err "
+                                     f"{len(self.err.transfers)}/{want_err}")
+
+    # -- comparison ------------------------------------------------------------------------
+    async def check(self):
+        p = self.p
+        for _ in range(40):
+            await RisingEdge(self.clk)
+        golden = TmaModel(p, gmem=self.g_gmem, smem=self.g_smem,
+                          response_order="random", seed=self.rng.getrandbits(32))
+        res = golden.run([c.cmd for c in self.cases])
+        cmds = res.commands
+        got_err = [(t.fields["id"], t.fields["code"]) for t in self.err.transfers]
+        want_err = [(r.cmd.id, r.code) for r in cmds if r.code]
+        assert got_err == want_err, f"err stream {got_err[:8]}... != golden {want_err[:8]}..."
+        got_done = [t.fields["id"] for t in self.done.transfers]
+        want_done = [r.cmd.id for r in cmds if not r.code]
+        assert got_done == want_done, "done order differs from the golden model"
+        # L2 requests per path, in order (TMA-V6), and their number (TMA-P3)
+        got = [self._key(t.fields) for t in self.l2_mon.transfers]
+        want = [r.key() for c in cmds for r in c.requests]
+        assert len(got) == len(want), f"{len(got)} l2 requests, golden {len(want)} (TMA-P3)"
+        for path in (False, True):
+            g = [k for k in got if (k[0] in WRITE_PATH) == path]
+            w = [k for k in want if (k[0] in WRITE_PATH) == path]
+            for i, (a, b) in enumerate(zip(g, w)):
+                assert a == b, (f"{'write' if path else 'read'} request {i} (op, line, sectors, "
+                                f"dtype, data, be): {a[:4]} != golden {b[:4]}"
+                                + ("" if a[:4] != b[:4] else " (data or be differ)"))
+        # memory images (TMA-V5)
+        assert self.smem.same_as(self.g_smem), "shared memory differs from the golden model"
+        for line in sorted({r.line for c in cmds for r in c.requests if r.op in WRITE_PATH}):
+            a = line << 7
+            assert bytes(self.gmem.read(a, LINE)) == bytes(self.g_gmem.read(a, LINE)), \
+                f"global line {line:#x} differs"
+        # barrier bytes per (barrier, CTA)
+        got_tx, want_tx = Counter(), Counter()
+        for t in self.mbar.transfers:
+            f = t.fields
+            for c in range(N_CTA):
+                if f["mask"] >> c & 1:
+                    got_tx[(f["addr"], c)] += f["tx"]
+        for c in cmds:
+            for u in c.mbar:
+                for k in range(N_CTA):
+                    if u.mask >> k & 1:
+                        want_tx[(u.addr, k)] += u.tx
+        assert got_tx == want_tx, "barrier byte counts differ"
+        # descriptor reads (§4.12)
+        n_rd, n_want = self.desc.stats["requests"], len(res.desc_reads)
+        users = sum(1 for c in self.cases if c.cmd.op < 4 and is_cache_user(c.cmd)
+                    and precheck(c.cmd) == 0)
+        if self._exact_reads():
+            assert n_rd == n_want, f"{n_rd} desc reads, golden {n_want}"
+        else:
+            assert n_want <= n_rd <= users, f"{n_rd} desc reads outside [{n_want}, {users}]"
+        assert read_int(self.dut.idle) == 1, "not idle at the end"
+        assert read_int(self.dut.outstanding) == 0, "outstanding not 0 at the end"
+        assert self.max_outstanding <= p.TRK_ENTRIES
+        for chk in self.checkers:
+            chk.check()
+        for model in (self.desc, self.l2, self.smem_rd):
+            model.check_idle()
+        return dict(commands=len(self.cases), rejected=len(want_err), requests=len(got),
+                    beats=len(self.wr.transfers), desc_reads=n_rd,
+                    max_outstanding=self.max_outstanding, cycles=sim_cycle())
+
+    def _exact_reads(self):
+        epochs, cur = [], set()
+        for c in self.cases:
+            if c.cmd.op == CmdOp.DESC_INVAL and precheck(c.cmd) == 0:
+                epochs.append(cur)
+                cur = set()
+            elif c.cmd.op < 4 and is_cache_user(c.cmd) and precheck(c.cmd) == 0:
+                cur.add(c.cmd.desc_addr >> 7)
+        epochs.append(cur)
+        return all(len(e) <= self.p.DC_ENTRIES for e in epochs)
+
+    @staticmethod
+    def _key(f):
+        op = L2Op(f["op"])
+        data = f["data"].to_bytes(LINE, "little") if op in WRITE_PATH else bytes(LINE)
+        be = f["be"] if op in WRITE_PATH else 0
+        dtype = f["dtype"] if op in WRITE_PATH and op != L2Op.WRITE else 0
+        return (int(op), f["line"], f["sectors"], dtype, data, be)
+
+
+async def start(dut):
+    start_clock(dut)
+    dut.cmd__valid.value = 0
+    for s in ("desc_rd_resp", "l2_resp", "smem_rd_resp"):
+        getattr(dut, f"{s}__valid").value = 0
+    await reset(dut)
+
+
+def random_cases(rng, p, n, error_rate=0.15):
+    """``n`` random part-1 commands: tile loads, block copies (NOPs included), control ops, and
+    commands mutated into (mostly) rejected ones."""
+    out = []
+    while len(out) < n:
+        k = rng.random()
+        if k < 0.45:
+            c = random_tile(rng, p, max_rows=24)
+        elif k < 0.85:
+            c = random_block(rng, p, op=rng.choice([CmdOp.BLOCK_G2S, CmdOp.BLOCK_S2G,
+                                                     CmdOp.BLOCK_S2S]), max_blocks=48)
+        else:
+            c = random_control(rng, p)
+        if rng.random() < error_rate:
+            c = mutate(c, rng, p)
+        if part1_case(c, p):
+            out.append(c)
+    return out
+
+
+@cocotb.test()
+async def random_commands(dut):
+    """Random part-1 commands against the golden model (TMA-V5, V6, V11, P3, E1, F36)."""
+    p = top_params()
+    rng = env.rng(1)
+    await start(dut)
+    bench = TopBench(dut, p, rng)
+    n = int(os.environ.get("TMA_TOP_CMDS", "300"))
+    await bench.run(random_cases(rng, p, n))
+    figures = await bench.check()
+    dut._log.info(f"figures {figures}")
+    env.write_result(figures)
