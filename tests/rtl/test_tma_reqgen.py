@@ -29,7 +29,8 @@ TB = "tb.tma.reqgen_tb"
 
 class TmaFrontTop(wiring.Component):
     """Test top: ``TmaSetup`` feeding ``TmaReqGen``; ports ``i``, ``err``, ``open``, ``piece``,
-    ``fill``, ``fin`` and the job tap ``job__valid`` / ``job__ready`` / ``job__payload`` (outputs)."""
+    ``fill``, ``fin``, setup's ``busy`` and the job tap ``job__valid`` / ``job__ready`` /
+    ``job__payload`` (outputs)."""
 
     def __init__(self, addr_w=64, smem_aw=18, id_w=8, nb_w=20):
         self.setup = TmaSetup(addr_w, smem_aw, id_w, nb_w)
@@ -42,7 +43,7 @@ class TmaFrontTop(wiring.Component):
             "piece": Out(stream.Signature(struct_layout(piece_fields(p)))),
             "fill": Out(stream.Signature(struct_layout(fill_fields(p)))),
             "fin": Out(stream.Signature(struct_layout(fin_fields(p)))),
-            "job__valid": Out(1), "job__ready": Out(1),
+            "busy": Out(1), "job__valid": Out(1), "job__ready": Out(1),
             "job__payload": Out(struct_layout(job_fields(p))),
         })
 
@@ -55,7 +56,8 @@ class TmaFrontTop(wiring.Component):
         wiring.connect(m, self.setup.err, wiring.flipped(self.err))
         for name in ("open", "piece", "fill", "fin"):
             wiring.connect(m, getattr(self.reqgen, name), wiring.flipped(getattr(self, name)))
-        m.d.comb += [self.job__valid.eq(self.setup.job.valid),
+        m.d.comb += [self.busy.eq(self.setup.busy),
+                     self.job__valid.eq(self.setup.job.valid),
                      self.job__ready.eq(self.reqgen.job.ready),
                      self.job__payload.eq(self.setup.job.payload)]
         return m
