@@ -41,7 +41,9 @@ def write_verilog(block, params, out_dir=None, name=None):
 
 
 _MODULE = re.compile(r"^module\s+(\S+)\s*\(([^)]*)\)")
+_MODULE_START = re.compile(r"^module\s+(\S+)\s*\((.*)$")
 _WIRE = re.compile(r"^\s+wire\s+(?:\[[^\]]+\]\s+)?(\\?[^\s;]+)\s*;")
+_REG = re.compile(r"^\s+reg\s+(?:\[[^\]]+\]\s+)?(\\?[^\s;=]+)\s*[;=]")
 _CONNECTION = re.compile(r"^\s+\.(\\?[^\s(]+)\s*\(")
 
 
@@ -53,16 +55,25 @@ _CONNECTION_NET = re.compile(r"^\s+\.(\\?[^\s(]+)\s*\(\s*(\\?[^\s)]+)\s*\)")
 _ASSIGN_CAT = re.compile(r"^\s+assign\s+(\\?\S+)\s*=\s*\{(.*)\};\s*$")
 _ASSIGN_CONST = re.compile(r"^\s+assign\s+(\\?\S+)\s*=\s*\d+'[hdbo][0-9a-fA-F_xz]+\s*;\s*$")
 _ASSIGN_NET = re.compile(r"^\s+assign\s+(\\?\S+)\s*=\s*(\\?[^\s;]+)\s*;\s*$")
+_ASSIGN_COPY = re.compile(r"^\s+assign\s+(\\?\S+)\s*=\s*(\\?[^\s;\[{]+)\s*(?:\[[0-9:]+\])?\s*;\s*$")
+_INPUT = re.compile(r"^\s+input\s+(?:\[[^\]]+\]\s+)?(\\?[^\s;]+)\s*;")
+
+
+def _view_head(plain):
+    """``s`` of a field or element view ``s.field`` / ``s[k]`` (also nested, ``s.f[2].g``);
+    None for a plain name."""
+    match = re.match(r"^([^.\[]+)[.\[]", plain)
+    return match.group(1) if match else None
 
 
 def _split_port(name):
     return name.lstrip("\\").startswith("port$")
 
 
-def debug_alias_lines(text):
+def debug_alias_lines(text, _merged=None):
     """Line numbers of the debug copies Amaranth declares and never reads, so lint waives them.
 
-    Three kinds, all assigned and never read:
+    Four kinds, all assigned and never read:
 
     - port aliases: when a parent drives or reads a submodule's port signal, Amaranth declares
       that signal, under the port's name, in the parent (a non-port wire whose name is a port
@@ -77,25 +88,48 @@ def debug_alias_lines(text):
       net driving a ``port$`` port (in the submodule), or a net connected to an instance that
       has a ``port$`` port (in the parent); and when an output port of a submodule is
       constant, Amaranth drops it from the submodule's port list and keeps the signal as a
-      non-port wire assigned only that constant (waived in submodules, never in the top).
+      non-port wire assigned only that constant (waived in submodules; in the parent, its copy
+      of that port signal, a wire of the same name assigned only that constant, too);
+    - merged input ports: when a parent drives several input ports of a submodule from one net,
+      or from adjacent bits of one net (a slice of a top-level input port, say), Amaranth makes
+      them one port, named after that net (``port$N$M``) or after another signal of the same
+      net (a memory port's ``addr``), and keeps each original port signal as a non-port wire
+      assigned that input port or a slice of it (waived in submodules only, when that is the
+      wire's only assignment).
     """
     lines = text.splitlines()
+    if _merged is None:                 # first pass: the merged-input wires of the submodules
+        _merged = set()
+        debug_alias_lines(text, _merged)
+    merged, parent_merged = set(), set(_merged)
     result = []
     wires, connections, ports = {}, set(), set()
     cats, port_nets, split_nets, consts, assigned = {}, set(), set(), set(), {}
     module = ""
 
     def flush():
-        declared = {name.lstrip("\\") for name in wires} | ports
+        declared = {name.lstrip("\\") for name in wires} | ports | regs
         module_split = any(_split_port(p) for p in ports)
         for name, number in wires.items():
             plain = name.lstrip("\\")
+            head = _view_head(plain)
             if _base(name) in connections and name not in ports:
                 result.append(number)
-            elif "." in plain and plain.split(".", 1)[0] in declared:
+            elif head is not None and (head in declared or _base(head) in connections):
                 result.append(number)
             elif ("." in module and name in consts and assigned.get(name) == 1
                   and name not in ports):
+                result.append(number)
+                merged.add(_base(name))
+            elif (connections and name in consts and assigned.get(name) == 1
+                  and name not in ports and _base(name) in parent_merged):
+                result.append(number)
+            elif ("." in module and name not in ports and copies.get(name) in inputs
+                  and assigned.get(name) == 1):
+                result.append(number)
+                merged.add(_base(name))
+            elif (connections and name not in ports and name in copies
+                  and assigned.get(name) == 1 and _base(name) in parent_merged):
                 result.append(number)
             elif name in cats and name not in ports:
                 pieces = cats[name]
@@ -104,16 +138,33 @@ def debug_alias_lines(text):
                 if pieces and (own or parent):
                     result.append(number)
 
+    inputs, copies = set(), {}
     current_inst = []
+    header = None                                     # a module header spanning several lines
+    regs = set()
     for number, line in enumerate(lines, 1):
-        if (match := _MODULE.match(line)):
+        if header is not None:
+            header += " " + line.strip()
+            if ")" in line:
+                ports = {p.strip() for p in header.split(")", 1)[0].split(",")}
+                header = None
+            continue
+        if (match := _MODULE.match(line)) or (match := _MODULE_START.match(line)):
             flush()
-            wires, connections, cats = {}, set(), {}
+            wires, connections, cats, regs = {}, set(), {}, set()
             port_nets, split_nets, consts, assigned = set(), set(), set(), {}
+            inputs, copies = set(), {}
             module = match.group(1)
-            ports = {p.strip() for p in match.group(2).split(",")}
+            if ")" in line:
+                ports = {p.strip() for p in match.group(2).split(",")}
+            else:                                     # Yosys wraps long port lists
+                ports, header = set(), match.group(2)
         elif (match := _WIRE.match(line)):
             wires[match.group(1)] = number
+        elif (match := _REG.match(line)):
+            regs.add(match.group(1).lstrip("\\"))
+        elif (match := _INPUT.match(line)):
+            inputs.add(match.group(1))
         elif (match := _CONNECTION_NET.match(line)):
             connections.add(_base(match.group(1)))
             current_inst.append((match.group(1), match.group(2)))
@@ -124,14 +175,17 @@ def debug_alias_lines(text):
             assigned[match.group(1)] = assigned.get(match.group(1), 0) + 1
         elif (match := _ASSIGN_CAT.match(line)):
             cats[match.group(1)] = {x.strip() for x in match.group(2).split(",")}
-        elif (match := _ASSIGN_NET.match(line)):
-            if _split_port(match.group(1)):
+        elif (match := _ASSIGN_COPY.match(line)):
+            copies[match.group(1)] = match.group(2)
+            assigned[match.group(1)] = assigned.get(match.group(1), 0) + 1
+            if _split_port(match.group(1)) and _ASSIGN_NET.match(line):
                 port_nets.add(match.group(2))
         if line.strip() == ");" and current_inst:         # end of an instance's connections
             if any(_split_port(port) for port, _ in current_inst):
                 split_nets |= {net for _, net in current_inst}
             current_inst = []
     flush()
+    _merged |= merged
     return sorted(result)
 
 

@@ -2,11 +2,12 @@
 oldest-first and the fast/slow interlock (spec trackq.md §4.4 STEP 2 and STEP 5,
 TQ-F22..F34, TQ-F39, TQ-F40)."""
 
-from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.common.arbiter import RoundRobinArbiter
+from hw.common.lintops import bit_at, eq, eq_const, lt, select
 from hw.common.params import check_int
 
 __all__ = ["CommitPicker"]
@@ -96,40 +97,36 @@ class CommitPicker(wiring.Component):
 
         unit_valid = Signal()
         unit_q = Signal(self.q_w)
-        lock_valid = Signal()
+        lock_valid = self.lock_valid         # the register is the output port
         lock_q = Signal(self.q_w)
-        m.d.comb += [self.lock_valid.eq(lock_valid), self.lock_q.eq(Mux(lock_valid, lock_q, 0))]
+        m.d.comb += self.lock_q.eq(Mux(lock_valid, lock_q, 0))
 
         def ilk(age):
-            return ~self.ff_valid | (age > self.ff_age)
+            return ~self.ff_valid | lt(self.ff_age, age)
 
         eligible, blocked = [], []
         for q in range(n_q):
             age = self.cq_age[q]
+            own_lock = lock_valid & eq_const(lock_q, q)
             tex_ok = (self.cq_has_term[q]
-                      & (~lock_valid | (lock_q == q))
-                      & (~self.sq_valid | (age > self.sq_age))
-                      & (~self.cq_upartial[q] | (lock_valid & (lock_q == q))
-                         | (self.g_valid & (age == self.g_age))))
+                      & (~lock_valid | eq_const(lock_q, q))
+                      & (~self.sq_valid | lt(self.sq_age, age))
+                      & (~self.cq_upartial[q] | own_lock | (self.g_valid & eq(age, self.g_age))))
             cand = self.cq_valid[q] & (~self.cq_tex[q] | tex_ok)
             eligible.append(cand & ilk(age))
             blocked.append(cand & ~ilk(age))
-        elig = Signal(n_q)
-        m.d.comb += elig.eq(Cat(*eligible))
         st_cand = Signal()
         st_ok = Signal()
         m.d.comb += [
-            st_cand.eq(self.sq_valid & self.g_valid & (self.sq_age == self.g_age)),
+            st_cand.eq(self.sq_valid & self.g_valid & eq(self.sq_age, self.g_age)),
             st_ok.eq(st_cand & ilk(self.sq_age)),
         ]
-        unit_age = Array(self.cq_age[q] for q in range(n_q))[unit_q]
+        unit_age = select([self.cq_age[q] for q in range(n_q)], unit_q)
         unit_ok = Signal()
         m.d.comb += unit_ok.eq(ilk(unit_age))
-        use_arb = Signal()
         m.d.comb += [
-            arb.req.eq(elig),
-            use_arb.eq(self.cf_room & ~unit_valid & ~st_ok & arb.valid),
-            arb.advance.eq(use_arb),
+            arb.req.eq(Cat(*eligible)),
+            arb.advance.eq(self.cf_room & ~unit_valid & ~st_ok & arb.valid),
         ]
         with m.If(self.cf_room):
             with m.If(unit_valid):
@@ -142,20 +139,19 @@ class CommitPicker(wiring.Component):
             with m.Else():
                 m.d.comb += self.interlocked.eq((st_cand & ~st_ok) | Cat(*blocked).any())
 
-        # STEP 5: unit and lock registers
-        h_tex = Signal()
-        m.d.comb += h_tex.eq(self.cq_tex.bit_select(self.cm_q, 1))
-        lv, lq = Signal(), Signal(self.q_w)
-        m.d.comb += [lv.eq(lock_valid), lq.eq(lock_q)]
-        with m.If(self.cm_valid & ~self.cm_status):
-            with m.If(h_tex & ~self.h_term):
-                m.d.sync += [unit_valid.eq(1), unit_q.eq(self.cm_q)]
-            with m.Else():
-                m.d.sync += unit_valid.eq(0)
-                with m.If(h_tex & self.h_eog & ~self.h_eoi):
-                    m.d.comb += [lv.eq(1), lq.eq(self.cm_q)]
-                with m.If(h_tex & self.h_eoi & lock_valid & (lock_q == self.cm_q)):
-                    m.d.comb += lv.eq(0)
-        m.d.comb += [self.lock_valid_next.eq(lv), self.lock_q_next.eq(lq)]
-        m.d.sync += [lock_valid.eq(lv & ~self.lock_clr), lock_q.eq(lq)]
+        # STEP 5: unit and lock registers. The committing entry is TEX: from the started unit's
+        # queue, or from the arbiter's one-hot grant.
+        h_tex = Mux(unit_valid, bit_at(self.cq_tex, unit_q), (self.cq_tex & arb.grant).any())
+        cm_cq = self.cm_valid & ~self.cm_status
+        ends = cm_cq & ~(h_tex & ~self.h_term)          # a checked-queue commit ends its unit
+        set_lock = ends & h_tex & self.h_eog & ~self.h_eoi
+        clr_lock = ends & h_tex & self.h_eoi & lock_valid & eq(lock_q, self.cm_q)
+        with m.If(cm_cq):
+            m.d.sync += unit_valid.eq(~ends)
+            with m.If(~ends):
+                m.d.sync += unit_q.eq(self.cm_q)
+        m.d.comb += [self.lock_valid_next.eq(Mux(set_lock, 1, lock_valid & ~clr_lock)),
+                     self.lock_q_next.eq(Mux(set_lock, self.cm_q, lock_q))]
+        m.d.sync += [lock_valid.eq(self.lock_valid_next & ~self.lock_clr),
+                     lock_q.eq(self.lock_q_next)]
         return m

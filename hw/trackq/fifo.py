@@ -4,14 +4,16 @@ TQ-I13), built from the same EntryPool, LinkedQueues, SectorValidTable and HeadT
 
 from amaranth import Module, Signal
 from amaranth.lib import data, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import Out
 
 from golden.trackq.fifo import SINGLE_FIFO_COUNTERS
 from golden.trackq.formats import COUNTER_W, SRC_TQ
+from hw.common.arbiter import RoundRobinArbiter
+from hw.common.lintops import eq_const, is_zero, lt_const, nonzero
 from hw.trackq.heads import HeadTracker
 from hw.trackq.pool import EntryPool
 from hw.trackq.queues import LinkedQueues
+from hw.common.regfifo import RegFifo
 from hw.trackq.sectors import SectorValidTable
 from hw.trackq.top import check_params, stream_ports
 
@@ -77,13 +79,14 @@ class SingleFifo(wiring.Component):
         m.submodules.svt = svt = SectorValidTable(p.BANKS, p.DSLOTS, p.SECTORS)
         m.submodules.head = head = HeadTracker(1, p.BANKS, p.SECTORS, p.DSLOT_W)
         m.submodules.pool = pool = EntryPool(p.POOL, layout, freelist=0, n_read=4)
-        m.submodules.queues = queues = LinkedQueues(1, p.POOL)
-        m.submodules.cf = cf = SyncFIFO(width=sw, depth=p.COMMIT_DEPTH)
+        m.submodules.queues = queues = LinkedQueues(1, p.POOL, status=False)
+        m.submodules.pop_arb = pop_arb = RoundRobinArbiter(1)
+        m.submodules.cf = cf = RegFifo(sw, p.COMMIT_DEPTH)
         req = self.req.payload
         used = pool.used
 
-        ready = Signal()
-        m.d.comb += [ready.eq(used < p.POOL), self.req.ready.eq(ready)]
+        ready = self.req.ready
+        m.d.comb += ready.eq(lt_const(used, p.POOL))
         accept = Signal()
         m.d.comb += accept.eq(self.req.valid & ready)
 
@@ -99,8 +102,8 @@ class SingleFifo(wiring.Component):
                      pool.rel_en.eq(fire), pool.rel_slot.eq(cf.r_data)]
 
         # commit: checked-queue head into the commit FIFO while it has room
-        commit = Signal()
-        m.d.comb += [commit.eq((queues.cq_count[0] != 0) & (cf.r_level < p.COMMIT_DEPTH)),
+        commit = self.cmt.valid
+        m.d.comb += [commit.eq(nonzero(queues.cq_count[0]) & lt_const(cf.level, p.COMMIT_DEPTH)),
                      queues.cmt_en.eq(commit), queues.cmt_q.eq(0),
                      cf.w_en.eq(commit), cf.w_data.eq(queues.cmt_slot),
                      pool.rd3_addr.eq(queues.cmt_slot)]
@@ -113,8 +116,9 @@ class SingleFifo(wiring.Component):
         for unit in (svt, head):
             m.d.comb += [unit.fill_valid.eq(self.fill.valid), unit.fill_bank.eq(fl.bank),
                          unit.fill_dslot.eq(fl.dslot), unit.fill_sector.eq(fl.sector)]
-        pop = head.ready[0]
-        m.d.comb += [queues.pop_en.eq(pop), queues.pop_q.eq(0),
+        pop = pop_arb.grant[0]
+        m.d.comb += [pop_arb.req.eq(head.ready), pop_arb.advance.eq(head.ready.any()),
+                     queues.pop_en.eq(pop), queues.pop_q.eq(0),
                      pool.rd0_addr.eq(queues.pop_succ), pool.rd2_addr.eq(queues.pop_slot),
                      svt.a_dslot.eq(pool.rd0_data.dslot),
                      head.pop_valid.eq(pop), head.pop_q.eq(0),
@@ -124,28 +128,27 @@ class SingleFifo(wiring.Component):
 
         # insert
         alloc = pool.alloc_data
-        m.d.comb += [pool.cfg_reclaim.eq(0), pool.alloc_en.eq(accept),
+        m.d.comb += [pool.alloc_en.eq(accept),
                      alloc.id.eq(req.id), alloc.warp.eq(req.warp), alloc.cls.eq(req.cls),
                      alloc.eoi.eq(req.eoi), alloc.eog.eq(req.eog), alloc.dslot.eq(req.dslot),
                      alloc.need.eq(req.need),
                      queues.ins_en.eq(accept), queues.ins_list.eq(0),
                      queues.ins_slot.eq(pool.alloc_slot),
                      svt.b_dslot.eq(req.dslot),
-                     head.ins_valid.eq(accept & ((queues.tq_count[0] - pop) == 0)),
+                     head.ins_valid.eq(accept & is_zero((queues.tq_count[0] - pop)[:p.OCC_W])),
                      head.ins_q.eq(0), head.b_dslot.eq(req.dslot), head.b_need.eq(req.need),
                      head.b_svt.eq(svt.b_valid)]
 
         # outputs and counters
         m.d.comb += [self.pop.valid.eq(pop), self.pop.payload.id.eq(pool.rd2_data.id),
-                     self.cmt.valid.eq(commit), self.cmt.payload.id.eq(pool.rd3_data.id),
+                     self.cmt.payload.id.eq(pool.rd3_data.id),
                      self.ready_vec.eq(pop),
-                     self.pool_used.eq(used), self.pool_full.eq(used == p.POOL)]
-        events = {"cnt_req_stall": self.req.valid & ~ready, "cnt_pool_full": used == p.POOL,
+                     self.pool_used.eq(used), self.pool_full.eq(eq_const(used, p.POOL))]
+        events = {"cnt_req_stall": self.req.valid & ~ready, "cnt_pool_full": eq_const(used, p.POOL),
                   "cnt_resp_stall": cf.r_rdy & ~self.resp.ready, "cnt_pop": pop,
                   "cnt_commit": commit}
-        for name in SINGLE_FIFO_COUNTERS:
-            reg = Signal(COUNTER_W, name=f"r_{name}")
-            m.d.comb += getattr(self, name).eq(reg)
+        for name in SINGLE_FIFO_COUNTERS:             # the registers are the output ports
+            reg = getattr(self, name)
             with m.If(events[name]):
                 m.d.sync += reg.eq(reg + 1)
         return m

@@ -1,10 +1,11 @@
 """HeadTracker: the check slots of every tracking-queue head, the fill CAM compare with its
 same-cycle bypass and ``ready[N_Q]`` (spec trackq.md §2 item 3, §4.4 STEP 3-4, TQ-F12..F18)."""
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.common.lintops import eq, eq_const, nonzero, shift_left
 from hw.common.params import check_int
 
 __all__ = ["HeadTracker"]
@@ -76,20 +77,20 @@ class HeadTracker(wiring.Component):
             "b_dslot": In(arr_d), "b_need": In(arr_s), "b_svt": In(arr_s),
         })
 
-    def _missing(self, m, dslot_sig, need, svt, name):
-        miss = Signal(self.banks * self.sectors, name=name)
-        m.d.comb += miss.eq(Cat(*[need[b] & ~svt[b] for b in range(self.banks)]))
-        return miss
+    def _missing(self, need, svt):
+        return Cat(*[need[b] & ~svt[b] for b in range(self.banks)])
 
     def elaborate(self, platform):
         m = Module()
         nb, sw = self.banks, self.sectors
-        miss_a = self._missing(m, self.a_dslot, self.a_need, self.a_svt, "miss_a")
-        miss_b = self._missing(m, self.b_dslot, self.b_need, self.b_svt, "miss_b")
-        used_a = Cat(*[self.a_need[b].any() for b in range(nb)])
-        used_b = Cat(*[self.b_need[b].any() for b in range(nb)])
+        miss_a = self._missing(self.a_need, self.a_svt)
+        miss_b = self._missing(self.b_need, self.b_svt)
+        used_a = Cat(*[nonzero(self.a_need[b]) for b in range(nb)])
+        used_b = Cat(*[nonzero(self.b_need[b]) for b in range(nb)])
         fill_bit = Signal(sw)
-        m.d.comb += fill_bit.eq(Const(1, sw) << self.fill_sector)
+        m.d.comb += fill_bit.eq(shift_left(C(1, 1), self.fill_sector, sw))
+        fill_in = [self.fill_valid & eq_const(self.fill_bank, b) for b in range(nb)]
+        inval_in = [eq_const(self.inval_bank, b) for b in range(nb)]
         live = []
         ready = []
         for q in range(self.n_q):
@@ -98,22 +99,20 @@ class HeadTracker(wiring.Component):
             used = Signal(nb, name=f"used{q}")
             miss = Signal(nb * sw, name=f"miss{q}")
             # fill CAM compare: clear bit s of missing[b] where dslot[b] matches
-            clear = Signal(nb * sw, name=f"clear{q}")
-            m.d.comb += clear.eq(Cat(*[
-                Mux(self.fill_valid & (self.fill_bank == b) & (dslot[b] == self.fill_dslot),
-                    fill_bit, 0) for b in range(nb)]))
+            clear = Cat(*[Mux(fill_in[b] & eq(dslot[b], self.fill_dslot), fill_bit, 0)
+                          for b in range(nb)])
             miss_now = Signal(nb * sw, name=f"miss_now{q}")
             m.d.comb += miss_now.eq(miss & ~clear)
             ready.append(valid & ~miss_now.any())
-            live.append(valid & Cat(*[used[b] & (dslot[b] == self.inval_dslot)
-                                      & (self.inval_bank == b) for b in range(nb)]).any())
+            live.append(valid & Cat(*[used[b] & eq(dslot[b], self.inval_dslot) & inval_in[b]
+                                      for b in range(nb)]).any())
             m.d.sync += miss.eq(miss_now)
-            with m.If(self.pop_valid & (self.pop_q == q)):
+            with m.If(self.pop_valid & eq_const(self.pop_q, q)):
                 with m.If(self.pop_succ):
                     m.d.sync += [dslot.eq(self.a_dslot), used.eq(used_a), miss.eq(miss_a)]
                 with m.Else():
                     m.d.sync += [valid.eq(0), used.eq(0), miss.eq(0)]
-            with m.If(self.ins_valid & (self.ins_q == q)):
+            with m.If(self.ins_valid & eq_const(self.ins_q, q)):
                 m.d.sync += [valid.eq(1), dslot.eq(self.b_dslot), used.eq(used_b),
                              miss.eq(miss_b)]
         m.d.comb += [self.ready.eq(Cat(*ready)), self.inval_live.eq(Cat(*live).any())]

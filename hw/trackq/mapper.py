@@ -1,11 +1,12 @@
 """QueueMapper: {cls, warp} -> tracking queue for modes 1..4, with the TTU round-robin pointer
 (spec trackq.md §4.3, TQ-F1..F6)."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.trackq.formats import TTU
+from hw.common.lintops import eq_const, ge, le_const, lt_const
 from hw.common.params import check_int
 
 __all__ = ["QueueMapper", "mod_small"]
@@ -13,15 +14,16 @@ __all__ = ["QueueMapper", "mod_small"]
 
 def mod_small(m, value, divisor, name):
     """``value mod divisor`` for a run-time ``divisor`` (>= 1) by restoring division: one
-    compare-and-subtract per bit of ``value`` (WARP_W <= 6 stages), no divider."""
-    width = max(len(value), len(divisor)) + 1
-    r = Signal(width, name=f"{name}_r0")
-    m.d.comb += r.eq(0)
+    compare-and-subtract per bit of ``value`` (WARP_W <= 6 stages), no divider. Every stage is
+    a named signal holding the whole output of one multiplexer, at the divisor's width (an
+    unnamed stage would be repeated in every use of it, three per stage)."""
+    width = len(divisor)                 # a remainder is below the divisor
+    r = C(0, width)
     for i in reversed(range(len(value))):
-        shifted = Signal(width, name=f"{name}_s{i}")
+        shifted = Cat(value[i], r)       # width + 1 bits
         nxt = Signal(width, name=f"{name}_r{i}")
-        m.d.comb += shifted.eq((r << 1) | value[i])
-        m.d.comb += nxt.eq(Mux(shifted >= divisor, shifted - divisor, shifted))
+        m.d.comb += nxt.eq(Mux(ge(shifted, divisor), (shifted - divisor)[:width],
+                               shifted[:width]))
         r = nxt
     return r
 
@@ -73,9 +75,8 @@ class QueueMapper(wiring.Component):
         m = Module()
         n_q, q_w = self.n_q, self.q_w
         ttu_ptr = Signal(q_w)
+        hi = n_q - 1
         lo = Signal(q_w)
-        hi = Signal(q_w)
-        m.d.comb += hi.eq(n_q - 1)
         with m.Switch(self.mode):
             with m.Case(1):
                 m.d.comb += lo.eq(1 if n_q > 1 else 0)
@@ -84,11 +85,10 @@ class QueueMapper(wiring.Component):
             with m.Default():
                 m.d.comb += lo.eq(0)
         ttu_q = Signal(q_w)
-        m.d.comb += ttu_q.eq(Mux((ttu_ptr >= lo) & (ttu_ptr <= hi), ttu_ptr, lo))
-        div = Signal(q_w + 1)
-        m.d.comb += div.eq(Mux(self.mode == 2, self.lgq, n_q))
+        m.d.comb += ttu_q.eq(Mux(ge(ttu_ptr, lo) & le_const(ttu_ptr, hi), ttu_ptr, lo))
+        div = Mux(eq_const(self.mode, 2), self.lgq, n_q)
         warp_mod = mod_small(m, self.warp, div, "wmod")
-        is_ttu = self.cls == TTU
+        is_ttu = eq_const(self.cls, TTU)
         with m.Switch(self.mode):
             with m.Case(0):
                 m.d.comb += self.q.eq(0)
@@ -96,7 +96,7 @@ class QueueMapper(wiring.Component):
                 m.d.comb += self.q.eq(Mux(is_ttu, ttu_q, 0))
             with m.Default():
                 m.d.comb += self.q.eq(Mux(is_ttu, ttu_q, warp_mod))
-        with m.If(self.en & is_ttu & (self.mode != 0)):
-            m.d.sync += ttu_ptr.eq(Mux(ttu_q < hi, ttu_q + 1, lo))
+        with m.If(self.en & is_ttu & self.mode.any()):
+            m.d.sync += ttu_ptr.eq(Mux(lt_const(ttu_q, hi), ttu_q + 1, lo))
         return m
 

@@ -1,12 +1,13 @@
 """EntryPool: payload RAM, per-slot flag bits, allocation and in-order or free-list reclaim
 (spec trackq.md §2 item 2, §4.2, §4.4 STEP 0/6/7, TQ-F7..F11)."""
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import C, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.common.onehot import onehot_to_binary
+from hw.common.lintops import bit_at, eq_const, is_zero, nonzero, shift_left
 from hw.common.params import check_int
 
 __all__ = ["EntryPool"]
@@ -48,9 +49,9 @@ class EntryPool(wiring.Component):
     Members
     -------
     cfg_reclaim : In(1)
-        Legalised reclaim policy of the cycle (1 = free-list).
+        Legalised reclaim policy of the cycle (1 = free-list); only with ``freelist``.
     reclaim_mode : Out(1)
-        Effective policy at the start of the cycle.
+        Effective policy at the start of the cycle; only with ``freelist`` (else in-order).
     used : Out(bit_length(POOL))
         Allocated slots (pool_used).
     alloc_en, alloc_data, alloc_eoi, alloc_eog, alloc_term, alloc_upartial : In
@@ -76,7 +77,7 @@ class EntryPool(wiring.Component):
         self.payload = payload
         self.slot_w = (size - 1).bit_length()
         ports = {
-            "cfg_reclaim": In(1), "reclaim_mode": Out(1), "used": Out(size.bit_length()),
+            "used": Out(size.bit_length()),
             "alloc_en": In(1), "alloc_data": In(payload), "alloc_eoi": In(1), "alloc_eog": In(1),
             "alloc_term": In(1), "alloc_upartial": In(1), "alloc_slot": Out(self.slot_w),
             "rel_en": In(1), "rel_slot": In(self.slot_w),
@@ -84,47 +85,51 @@ class EntryPool(wiring.Component):
             "up_en": In(1), "up_slot": In(self.slot_w), "up_val": In(1),
             "eoi": Out(size), "eog": Out(size), "term": Out(size), "upartial": Out(size),
         }
+        if freelist:
+            ports.update({"cfg_reclaim": In(1), "reclaim_mode": Out(1)})
         for i in range(n_read):
             ports[f"rd{i}_addr"] = In(self.slot_w)
             ports[f"rd{i}_data"] = Out(payload)
         super().__init__(ports)
 
     def _wrap_inc(self, value):
-        return Mux(value == self.size - 1, 0, value + 1)
+        if self.size == 1 << self.slot_w:
+            return value + 1
+        return Mux(eq_const(value, self.size - 1), 0, value + 1)
 
     def elaborate(self, platform):
         m = Module()
         size = self.size
         m.submodules.ram = ram = Memory(shape=self.payload, depth=size, init=[])
+        # The memory ports use this component's port signals themselves: a copy (``wp.addr.eq(
+        # self.alloc_slot)``) would leave one of the two names as an unread alias in the Verilog.
         wp = ram.write_port()
-        m.d.comb += [wp.addr.eq(self.alloc_slot), wp.data.eq(self.alloc_data),
-                     wp.en.eq(self.alloc_en)]
+        wp.addr, wp.data, wp.en = self.alloc_slot, self.alloc_data, self.alloc_en
         for i in range(self.n_read):
             rp = ram.read_port(domain="comb")
-            m.d.comb += [rp.addr.eq(getattr(self, f"rd{i}_addr")),
-                         getattr(self, f"rd{i}_data").eq(rp.data)]
+            rp.addr, rp.data = getattr(self, f"rd{i}_addr"), getattr(self, f"rd{i}_data")
 
-        policy = Signal()                    # 1 = free-list
-        m.d.comb += self.reclaim_mode.eq(policy)
-        used = Signal(size.bit_length())
-        m.d.comb += self.used.eq(used)
-        eff = Signal()
+        used = self.used
         if self.freelist:
-            m.d.comb += eff.eq(Mux(used == 0, self.cfg_reclaim, policy))
+            policy = self.reclaim_mode       # 1 = free-list; the register is the output port
+            eff = Signal()
+            m.d.comb += eff.eq(Mux(is_zero(used), self.cfg_reclaim, policy))
             m.d.sync += policy.eq(eff)
-
-        alloc_ptr = Signal(self.slot_w)
+            alloc_ptr = Signal(self.slot_w)
+        else:
+            eff = C(0, 1)
+            alloc_ptr = self.alloc_slot      # in-order only: the pointer is the output port
         reclaim_ptr = Signal(self.slot_w)
         released = Signal(size)
 
         def onehot(slot):
-            return (Const(1, size) << slot)[:size]
+            return shift_left(C(1, 1), slot, size)
 
         rel_mask = Signal(size)
         m.d.comb += rel_mask.eq(Mux(self.rel_en, onehot(self.rel_slot), 0))
         reclaim = Signal()
-        m.d.comb += reclaim.eq(~eff & (used != 0)
-                               & (released | rel_mask).bit_select(reclaim_ptr, 1))
+        m.d.comb += reclaim.eq(~eff & nonzero(used)
+                               & bit_at(released | rel_mask, reclaim_ptr))
         with m.If(reclaim):
             m.d.sync += reclaim_ptr.eq(self._wrap_inc(reclaim_ptr))
 
@@ -132,13 +137,11 @@ class EntryPool(wiring.Component):
             # free-slot mask (1 = free): all ones after reset and whenever the pool is empty
             free = Signal(size, init=(1 << size) - 1)
             low = Signal(size)
-            m.d.comb += low.eq(free & -free)
+            m.d.comb += low.eq(free & (~free + 1)[:size])
             m.d.comb += self.alloc_slot.eq(Mux(eff, onehot_to_binary(low)[:self.slot_w],
                                                alloc_ptr))
             with m.If(eff):
                 m.d.sync += free.eq((free & ~Mux(self.alloc_en, low, 0)) | rel_mask)
-        else:
-            m.d.comb += self.alloc_slot.eq(alloc_ptr)
         with m.If(~eff & self.alloc_en):
             m.d.sync += alloc_ptr.eq(self._wrap_inc(alloc_ptr))
 
@@ -146,30 +149,24 @@ class EntryPool(wiring.Component):
         m.d.comb += dec.eq(Mux(eff, self.rel_en, reclaim))
         m.d.sync += used.eq(used + self.alloc_en - dec)
 
-        # flags
+        # flags: the registers are the output ports
         a_mask = Signal(size)
         k_mask = Signal(size)
         u_mask = Signal(size)
         m.d.comb += [a_mask.eq(Mux(self.alloc_en, onehot(self.alloc_slot), 0)),
                      k_mask.eq(Mux(self.mark_en, onehot(self.mark_slot), 0)),
                      u_mask.eq(Mux(self.up_en, onehot(self.up_slot), 0))]
-        regs = {}
-        for name in ("eoi", "eog", "term", "upartial"):
-            regs[name] = Signal(size, name=f"f_{name}")
-            m.d.comb += getattr(self, name).eq(regs[name])
 
         def rep(bit):
             return Mux(bit, (1 << size) - 1, 0)
 
+        eoi, eog, term, upartial = self.eoi, self.eog, self.term, self.upartial
         m.d.sync += [
-            regs["eoi"].eq((regs["eoi"] & ~a_mask) | (a_mask & rep(self.alloc_eoi))
-                           | (k_mask & rep(self.mark_eoi))),
-            regs["eog"].eq((regs["eog"] & ~a_mask) | (a_mask & rep(self.alloc_eog))
-                           | (k_mask & rep(self.mark_eog))),
-            regs["term"].eq((regs["term"] & ~a_mask) | (a_mask & rep(self.alloc_term)) | k_mask),
-            regs["upartial"].eq((regs["upartial"] & ~a_mask & ~u_mask)
-                                | (a_mask & rep(self.alloc_upartial))
-                                | (u_mask & rep(self.up_val))),
+            eoi.eq((eoi & ~a_mask) | (a_mask & rep(self.alloc_eoi)) | (k_mask & rep(self.mark_eoi))),
+            eog.eq((eog & ~a_mask) | (a_mask & rep(self.alloc_eog)) | (k_mask & rep(self.mark_eog))),
+            term.eq((term & ~a_mask) | (a_mask & rep(self.alloc_term)) | k_mask),
+            upartial.eq((upartial & ~a_mask & ~u_mask) | (a_mask & rep(self.alloc_upartial))
+                        | (u_mask & rep(self.up_val))),
             released.eq((released & ~a_mask) | rel_mask),
         ]
         return m

@@ -1,11 +1,12 @@
 """LinkedQueues: head/tail/count of the tracking queues, the status queue and the checked
 queues, with the TQ and CQ next-pointer RAMs (spec trackq.md §2 "LinkedQueues", §4.2)."""
 
-from amaranth import Array, Module, Mux, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.common.lintops import eq_const, ge_const, is_zero, nonzero, select
 from hw.common.params import check_int
 
 __all__ = ["LinkedQueues"]
@@ -36,6 +37,9 @@ class LinkedQueues(wiring.Component):
         Number of tracking (and checked) queues.
     size : int
         POOL, the number of slots.
+    status : bool
+        Build the status queue (list N_Q); without it there are N_Q lists and no ``sq_*``
+        ports (the SingleFifo baseline).
 
     Members
     -------
@@ -46,7 +50,9 @@ class LinkedQueues(wiring.Component):
     pop_en, pop_q : In
         Pop the head of tracking queue pop_q into its checked queue.
     pop_slot, pop_succ_valid, pop_succ : Out
-        The popped slot; whether a successor exists, and its slot.
+        The popped slot; whether a successor exists, and its slot. The successor comes from a
+        per-queue second-entry register (the slot behind the head), so promoting it needs no
+        link-RAM read (spec §4.4 RTL notes).
     sq_pop_en : In(1)
         Pop the status-queue head.
     sq_succ_valid, sq_succ : Out
@@ -55,33 +61,37 @@ class LinkedQueues(wiring.Component):
         Pop the head of checked queue cmt_q.
     cmt_slot : Out
         That head's slot.
-    cq_new_valid, cq_new_from_pop, cq_new : Out
-        After the commit, checked queue cmt_q has a head; it is the slot popped this cycle;
-        its slot.
+    cq_new : Out
+        After the commit, the new head of checked queue cmt_q (the slot popped this cycle when
+        the queue held one entry; meaningful when the queue is not left empty).
     ins_en, ins_list, ins_slot : In
         Append ins_slot to list ins_list (N_Q = status queue).
     """
 
-    def __init__(self, n_q, size):
+    def __init__(self, n_q, size, status=True):
         self.n_q = check_int(self, "n_q", n_q, 1, 64)
         self.size = check_int(self, "size", size, 2, 4096)
         self.slot_w = (size - 1).bit_length()
         self.cnt_w = size.bit_length()
         self.q_w = max(1, (n_q - 1).bit_length())
-        self.l_w = max(1, n_q.bit_length())
+        self.status = bool(status)
+        self.n_lists = n_lists = n_q + self.status
+        self.l_w = max(1, (n_lists - 1).bit_length())
         sw, cw = self.slot_w, self.cnt_w
-        super().__init__({
-            "tq_head": Out(data.ArrayLayout(sw, n_q + 1)),
-            "tq_count": Out(data.ArrayLayout(cw, n_q + 1)),
+        ports = {
+            "tq_head": Out(data.ArrayLayout(sw, n_lists)),
+            "tq_count": Out(data.ArrayLayout(cw, n_lists)),
             "cq_head": Out(data.ArrayLayout(sw, n_q)),
             "cq_count": Out(data.ArrayLayout(cw, n_q)),
             "pop_en": In(1), "pop_q": In(self.q_w), "pop_slot": Out(sw),
             "pop_succ_valid": Out(1), "pop_succ": Out(sw),
-            "sq_pop_en": In(1), "sq_succ_valid": Out(1), "sq_succ": Out(sw),
             "cmt_en": In(1), "cmt_q": In(self.q_w), "cmt_slot": Out(sw),
-            "cq_new_valid": Out(1), "cq_new_from_pop": Out(1), "cq_new": Out(sw),
+            "cq_new": Out(sw),
             "ins_en": In(1), "ins_list": In(self.l_w), "ins_slot": In(sw),
-        })
+        }
+        if self.status:
+            ports.update({"sq_pop_en": In(1), "sq_succ_valid": Out(1), "sq_succ": Out(sw)})
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
@@ -89,50 +99,56 @@ class LinkedQueues(wiring.Component):
         m.submodules.tq_link = tq_link = Memory(shape=sw, depth=size, init=[])
         m.submodules.cq_link = cq_link = Memory(shape=sw, depth=size, init=[])
 
-        tq_head = [Signal(sw, name=f"tq_head{k}") for k in range(n_q + 1)]
-        tq_tail = [Signal(sw, name=f"tq_tail{k}") for k in range(n_q + 1)]
-        tq_cnt = [Signal(cw, name=f"tq_cnt{k}") for k in range(n_q + 1)]
-        cq_head = [Signal(sw, name=f"cq_head{k}") for k in range(n_q)]
+        # head and count registers are the elements of the output ports themselves
+        n_lists = self.n_lists
+        tq_head = [self.tq_head[k] for k in range(n_lists)]
+        tq_tail = [Signal(sw, name=f"tq_tail{k}") for k in range(n_lists)]
+        tq_cnt = [self.tq_count[k] for k in range(n_lists)]
+        cq_head = [self.cq_head[k] for k in range(n_q)]
         cq_tail = [Signal(sw, name=f"cq_tail{k}") for k in range(n_q)]
-        cq_cnt = [Signal(cw, name=f"cq_cnt{k}") for k in range(n_q)]
-        for k in range(n_q + 1):
-            m.d.comb += [self.tq_head[k].eq(tq_head[k]), self.tq_count[k].eq(tq_cnt[k])]
-        for k in range(n_q):
-            m.d.comb += [self.cq_head[k].eq(cq_head[k]), self.cq_count[k].eq(cq_cnt[k])]
+        cq_cnt = [self.cq_count[k] for k in range(n_q)]
 
+        # The memory ports use this component's port signals where one exists (a copy would be
+        # an unread alias in the Verilog).
         # STEP 4 pop: TQ pop_q -> CQ pop_q
-        pop_cnt = Array(tq_cnt[:n_q])[self.pop_q]
+        # The successor of a popped head comes from the per-queue second-entry register (spec
+        # §4.4 RTL notes), not from the link RAM, so the promotion reads one RAM (the payload)
+        # after the pop arbiter instead of two chained ones. The link RAM is read at the second
+        # entry to refill that register for the next cycle.
+        tq_second = [Signal(sw, name=f"tq_second{k}") for k in range(n_q)]
+        pop_cnt = select(tq_cnt[:n_q], self.pop_q)
         rd_pop = tq_link.read_port(domain="comb")
+        rd_pop.addr = self.pop_succ
+        third = rd_pop.data                  # the entry after the successor
         m.d.comb += [
-            self.pop_slot.eq(Array(tq_head[:n_q])[self.pop_q]),
-            rd_pop.addr.eq(self.pop_slot),
-            self.pop_succ.eq(rd_pop.data),
-            self.pop_succ_valid.eq(pop_cnt >= 2),
+            self.pop_slot.eq(select(tq_head[:n_q], self.pop_q)),
+            self.pop_succ.eq(select(tq_second, self.pop_q)),
+            self.pop_succ_valid.eq(ge_const(pop_cnt, 2)),
         ]
         # STEP 5 status pop
-        rd_sq = tq_link.read_port(domain="comb")
-        m.d.comb += [rd_sq.addr.eq(tq_head[n_q]), self.sq_succ.eq(rd_sq.data),
-                     self.sq_succ_valid.eq(tq_cnt[n_q] >= 2)]
+        if self.status:
+            rd_sq = tq_link.read_port(domain="comb")
+            rd_sq.addr, rd_sq.data = tq_head[n_q], self.sq_succ
+            m.d.comb += self.sq_succ_valid.eq(ge_const(tq_cnt[n_q], 2))
         # STEP 5 checked-queue pop
         rd_cq = cq_link.read_port(domain="comb")
-        c_cnt = Array(cq_cnt)[self.cmt_q]
+        rd_cq.addr = self.cmt_slot
+        c_cnt = select(cq_cnt, self.cmt_q)
         m.d.comb += [
-            self.cmt_slot.eq(Array(cq_head)[self.cmt_q]),
-            rd_cq.addr.eq(self.cmt_slot),
-            self.cq_new_from_pop.eq((c_cnt == 1) & self.pop_en & (self.pop_q == self.cmt_q)),
-            self.cq_new_valid.eq((c_cnt >= 2) | self.cq_new_from_pop),
-            self.cq_new.eq(Mux(c_cnt == 1, self.pop_slot, rd_cq.data)),
+            self.cmt_slot.eq(select(cq_head, self.cmt_q)),
+            self.cq_new.eq(Mux(eq_const(c_cnt, 1), self.pop_slot, rd_cq.data)),
         ]
         # CQ link write (push onto a non-empty checked queue)
         wcq = cq_link.write_port()
-        m.d.comb += [wcq.addr.eq(Array(cq_tail)[self.pop_q]), wcq.data.eq(self.pop_slot),
-                     wcq.en.eq(self.pop_en & (Array(cq_cnt)[self.pop_q] != 0))]
+        wcq.data = self.pop_slot
+        m.d.comb += [wcq.addr.eq(select(cq_tail, self.pop_q)),
+                     wcq.en.eq(self.pop_en & nonzero(select(cq_cnt, self.pop_q)))]
         for q in range(n_q):
-            push = self.pop_en & (self.pop_q == q)
-            pop = self.cmt_en & (self.cmt_q == q)
+            push = self.pop_en & eq_const(self.pop_q, q)
+            pop = self.cmt_en & eq_const(self.cmt_q, q)
             with m.If(push):
                 m.d.sync += cq_tail[q].eq(self.pop_slot)
-                with m.If(cq_cnt[q] == 0):
+                with m.If(is_zero(cq_cnt[q])):
                     m.d.sync += cq_head[q].eq(self.pop_slot)
             with m.If(pop):
                 m.d.sync += cq_head[q].eq(self.cq_new)
@@ -140,26 +156,30 @@ class LinkedQueues(wiring.Component):
 
         # STEP 6 insert, after the pops
         wtq = tq_link.write_port()
-        ins_tail = Array(tq_tail)[self.ins_list]
+        wtq.data = self.ins_slot
         after = []
-        for k in range(n_q + 1):
+        for k in range(n_lists):
             if k < n_q:
-                popped = self.pop_en & (self.pop_q == k)
+                popped = self.pop_en & eq_const(self.pop_q, k)
                 succ = self.pop_succ
             else:
                 popped = self.sq_pop_en
                 succ = self.sq_succ
-            cnt_after = Signal(cw, name=f"tq_after{k}")
-            m.d.comb += cnt_after.eq(tq_cnt[k] - popped)
+            cnt_after = (tq_cnt[k] - popped)[:cw]
             after.append(cnt_after)
-            ins = self.ins_en & (self.ins_list == k)
+            ins = self.ins_en & eq_const(self.ins_list, k)
             with m.If(popped):
                 m.d.sync += tq_head[k].eq(succ)
+            if k < n_q:                      # second entry: the popped queue's third, or the
+                with m.If(popped):           # inserted slot when it lands behind the head
+                    m.d.sync += tq_second[k].eq(third)
+                with m.If(ins & eq_const(cnt_after, 1)):
+                    m.d.sync += tq_second[k].eq(self.ins_slot)
             with m.If(ins):
                 m.d.sync += tq_tail[k].eq(self.ins_slot)
-                with m.If(cnt_after == 0):
+                with m.If(is_zero(cnt_after)):
                     m.d.sync += tq_head[k].eq(self.ins_slot)
             m.d.sync += tq_cnt[k].eq(cnt_after + ins)
-        m.d.comb += [wtq.addr.eq(ins_tail), wtq.data.eq(self.ins_slot),
-                     wtq.en.eq(self.ins_en & (Array(after)[self.ins_list] != 0))]
+        m.d.comb += [wtq.addr.eq(select(tq_tail, self.ins_list)),
+                     wtq.en.eq(self.ins_en & nonzero(select(after, self.ins_list)))]
         return m

@@ -1,10 +1,11 @@
 """SectorValidTable: BANKS × DSLOTS × SECTORS valid bits with fill/inval writes and two check
 read ports (spec trackq.md §2, §4.4 STEP 3, TQ-F12, TQ-F14, TQ-F16, TQ-E5, TQ-E10)."""
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import C, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.common.lintops import eq, eq_const, shift_left, word_at
 from hw.common.params import check_int
 
 __all__ = ["SectorValidTable"]
@@ -67,28 +68,26 @@ class SectorValidTable(wiring.Component):
         sw, dslots = self.sectors, self.dslots
         width = sw * dslots
         fill_bit = Signal(sw)
-        m.d.comb += fill_bit.eq(Const(1, sw) << self.fill_sector)
+        m.d.comb += fill_bit.eq(shift_left(C(1, 1), self.fill_sector, sw))
         inval_apply = Signal()
         m.d.comb += inval_apply.eq(self.inval_valid & ~self.inval_ignore)
         for b in range(self.banks):
             table = Signal(width, name=f"bank{b}")
             fill_here = Signal(name=f"fill_here{b}")
             inval_here = Signal(name=f"inval_here{b}")
-            m.d.comb += [fill_here.eq(self.fill_valid & (self.fill_bank == b)),
-                         inval_here.eq(inval_apply & (self.inval_bank == b))]
+            m.d.comb += [fill_here.eq(self.fill_valid & eq_const(self.fill_bank, b)),
+                         inval_here.eq(inval_apply & eq_const(self.inval_bank, b))]
             clear = Signal(width, name=f"clear{b}")
             setm = Signal(width, name=f"set{b}")
             m.d.comb += [
-                clear.eq(Mux(inval_here, (Const((1 << sw) - 1, width) << (self.inval_dslot * sw))
-                             [:width], 0)),
-                setm.eq(Mux(fill_here, (Const(1, width) << (self.fill_dslot * sw
-                                                             + self.fill_sector))[:width], 0)),
+                clear.eq(shift_left(Mux(inval_here, (1 << sw) - 1, 0), self.inval_dslot, width,
+                                    unit=sw)),
+                setm.eq(shift_left(Mux(fill_here, fill_bit, 0), self.fill_dslot, width,
+                                   unit=sw)),
             ]
             m.d.sync += table.eq((table & ~clear) | setm)
             for addr, out in ((self.a_dslot, self.a_valid), (self.b_dslot, self.b_valid)):
-                value = Signal(sw)
-                m.d.comb += value.eq(Mux(inval_here & (self.inval_dslot == addr[b]), 0,
-                                         table.word_select(addr[b], sw)))
-                m.d.comb += out[b].eq(value | Mux(fill_here & (self.fill_dslot == addr[b]),
-                                                  fill_bit, 0))
+                m.d.comb += out[b].eq(
+                    Mux(inval_here & eq(self.inval_dslot, addr[b]), 0, word_at(table, addr[b], sw))
+                    | Mux(fill_here & eq(self.fill_dslot, addr[b]), fill_bit, 0))
         return m

@@ -5,9 +5,8 @@ around the modules of the spec's table: QueueMapper, EntryPool, LinkedQueues, Se
 HeadTracker, CommitPicker and the pop RoundRobinArbiter.
 """
 
-from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from golden.trackq.formats import (COUNTER_W, COUNTERS, ERR_W, SRC_FAST, TEX, cmt_fields,
@@ -15,12 +14,15 @@ from golden.trackq.formats import (COUNTER_W, COUNTERS, ERR_W, SRC_FAST, TEX, cm
 from golden.trackq.params import RANGES, TrackqParams, clog2
 from hw.common.arbiter import RoundRobinArbiter
 from hw.common.layout import struct_layout
+from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, lt, lt_const,
+                                nonzero, select)
 from hw.common.params import check_int
 from hw.trackq.commit import CommitPicker
 from hw.trackq.heads import HeadTracker
 from hw.trackq.mapper import QueueMapper
 from hw.trackq.pool import EntryPool
 from hw.trackq.queues import LinkedQueues
+from hw.common.regfifo import RegFifo
 from hw.trackq.sectors import SectorValidTable
 
 __all__ = ["TrackingQueues", "check_params", "payload_layout", "always_ready_stream"]
@@ -77,7 +79,7 @@ def _max_age(m, items, name):
             (va, aa), (vb, ab) = items[k], items[k + 1]
             v = Signal(name=f"{name}_v{level}_{k}")
             a = Signal(len(aa), name=f"{name}_a{level}_{k}")
-            take_b = vb & (~va | (ab > aa))
+            take_b = vb & (~va | lt(aa, ab))
             m.d.comb += [v.eq(va | vb), a.eq(Mux(take_b, ab, aa))]
             nxt.append((v, a))
         if len(items) % 2:
@@ -165,16 +167,16 @@ class TrackingQueues(wiring.Component):
         m.submodules.queues = queues = LinkedQueues(n_q, p.POOL)
         m.submodules.picker = picker = CommitPicker(n_q, p.SEQ_W)
         m.submodules.pop_arb = pop_arb = RoundRobinArbiter(n_q)
-        m.submodules.cf = cf = SyncFIFO(width=sw, depth=p.COMMIT_DEPTH)
+        m.submodules.cf = cf = RegFifo(sw, p.COMMIT_DEPTH)
         ff_layout = data.StructLayout({"id": p.ID_W, "warp": p.WARP_W, "cls": 2, "eoi": 1,
                                        "eog": 1, "tsnap": p.SEQ_W})
         if p.FAST_PATH:
-            m.submodules.ff = ff = SyncFIFO(width=ff_layout.size, depth=p.FAST_DEPTH)
-            ff_rdy, ff_level = ff.r_rdy, ff.r_level
+            m.submodules.ff = ff = RegFifo(ff_layout.size, p.FAST_DEPTH)
+            ff_rdy, ff_level = ff.r_rdy, ff.level
             ff_head = ff_layout(ff.r_data)
         else:
             ff = None
-            ff_rdy, ff_level = 0, 0
+            ff_rdy, ff_level = C(0, 1), C(0, 1)
 
         req = self.req.payload
         seq_next = Signal(p.SEQ_W)
@@ -183,37 +185,35 @@ class TrackingQueues(wiring.Component):
             return (seq_next - x)[:p.SEQ_W]
 
         # ---- STEP 0: legalise the config (TQ-E6..E8) ---------------------------------------
-        mode = Signal(2)
-        lgq = Signal(p.Q_W)
+        cgm_low = is_zero(self.cfg_cgm)
+        cgm_high = gt_const(self.cfg_cgm, p.POOL)
         cgm = Signal(p.CGM_W)
-        reclaim = Signal()
-        err_cfg = Signal()
-        bad_cgm = (self.cfg_cgm == 0) | (self.cfg_cgm > p.POOL)
-        m.d.comb += [mode.eq(self.cfg_mode), lgq.eq(self.cfg_lgq),
-                     cgm.eq(Mux(self.cfg_cgm == 0, 1,
-                                Mux(self.cfg_cgm > p.POOL, p.POOL, self.cfg_cgm))),
-                     reclaim.eq(self.cfg_reclaim if p.FREELIST else 0)]
-        bad = [bad_cgm]
+        m.d.comb += cgm.eq(Mux(cgm_low, 1, Mux(cgm_high, p.POOL, self.cfg_cgm)))
+        bad = [cgm_low, cgm_high]
         if n_q == 1:
-            with m.If((self.cfg_mode == 1) | (self.cfg_mode == 2)):
-                m.d.comb += mode.eq(0)
-            bad.append((self.cfg_mode == 1) | (self.cfg_mode == 2))
+            mode_1_of_2_3 = eq_const(self.cfg_mode, 1) | eq_const(self.cfg_mode, 2)
+            mode = Signal(2)
+            m.d.comb += mode.eq(Mux(mode_1_of_2_3, 0, self.cfg_mode))
+            lgq = self.cfg_lgq
+            bad.append(mode_1_of_2_3)
         else:
-            bad_lgq = (self.cfg_mode == 2) & ((self.cfg_lgq == 0) | (self.cfg_lgq > n_q - 1))
-            with m.If(self.cfg_lgq == 0):
-                m.d.comb += lgq.eq(1)
-            with m.Elif(self.cfg_lgq > n_q - 1):
-                m.d.comb += lgq.eq(n_q - 1)
-            bad.append(bad_lgq)
+            mode = self.cfg_mode
+            lgq_low = is_zero(self.cfg_lgq)
+            lgq_high = gt_const(self.cfg_lgq, n_q - 1)
+            lgq = Signal(p.Q_W)
+            m.d.comb += lgq.eq(Mux(lgq_low, 1, Mux(lgq_high, n_q - 1, self.cfg_lgq)))
+            bad.append(eq_const(self.cfg_mode, 2) & (lgq_low | lgq_high))
         if not p.FREELIST:
             bad.append(self.cfg_reclaim)
-        m.d.comb += [err_cfg.eq(Cat(*bad).any()), pool.cfg_reclaim.eq(reclaim)]
+        err_cfg = Cat(*bad).any()
+        if p.FREELIST:
+            m.d.comb += pool.cfg_reclaim.eq(self.cfg_reclaim)
 
         # ---- queue-head caches (seq and TEX bit of every list head) -----------------------
         tq_seq = [Signal(p.SEQ_W, name=f"tq_seq{k}") for k in range(n_q + 1)]
         tq_tex = [Signal(name=f"tq_tex{k}") for k in range(n_q)]
         cq_seq = [Signal(p.SEQ_W, name=f"cq_seq{k}") for k in range(n_q)]
-        cq_tex = [Signal(name=f"cq_tex{k}") for k in range(n_q)]
+        cq_tex = [picker.cq_tex[k] for k in range(n_q)]    # registers: the picker's input
         tcnt = [Signal(p.OCC_W, name=f"tcnt{k}") for k in range(n_q)]
         tq_cnt, cq_cnt = queues.tq_count, queues.cq_count
 
@@ -221,27 +221,25 @@ class TrackingQueues(wiring.Component):
         cands = []
         for q in range(n_q):
             v = Signal(name=f"g_cand_v{q}")
-            s = Signal(p.SEQ_W, name=f"g_cand_a{q}")
-            m.d.comb += [v.eq((cq_cnt[q] != 0) | (tq_cnt[q] != 0)),
-                         s.eq(age(Mux(cq_cnt[q] != 0, cq_seq[q], tq_seq[q])))]
-            cands.append((v, s))
+            m.d.comb += v.eq(nonzero(cq_cnt[q]) | nonzero(tq_cnt[q]))
+            cands.append((v, age(Mux(nonzero(cq_cnt[q]), cq_seq[q], tq_seq[q]))))
         sq_valid = Signal()
-        sq_age = Signal(p.SEQ_W)
-        m.d.comb += [sq_valid.eq(tq_cnt[n_q] != 0), sq_age.eq(age(tq_seq[n_q]))]
+        sq_age = age(tq_seq[n_q])
+        m.d.comb += sq_valid.eq(nonzero(tq_cnt[n_q]))
         cands.append((sq_valid, sq_age))
         g_valid, g_age = _max_age(m, cands, "g")
 
         used = pool.used
-        req_ready = Signal()
-        ff_ok = (ff_level < p.FAST_DEPTH) if p.FAST_PATH else 1
-        m.d.comb += req_ready.eq((used < p.POOL) & ff_ok & (~g_valid | (g_age < p.SPAN)))
-        m.d.comb += self.req.ready.eq(req_ready)
+        req_ready = self.req.ready
+        ff_ok = lt_const(ff_level, p.FAST_DEPTH) if p.FAST_PATH else C(1, 1)
+        in_span = ~g_age[p.SEQ_W - 2:].any()          # g_age < 2^(SEQ_W-2)
+        m.d.comb += req_ready.eq(lt_const(used, p.POOL) & ff_ok & (~g_valid | in_span))
         accept = Signal()
         m.d.comb += accept.eq(self.req.valid & req_ready)
 
         hold_cf = Signal()
         which_cf = Signal()
-        resp_valid = Signal()
+        resp_valid = self.resp.valid
         m.d.comb += [which_cf.eq(hold_cf | (~ff_rdy & cf.r_rdy)),
                      resp_valid.eq(hold_cf | ff_rdy | cf.r_rdy)]
         cf_slot = cf.r_data
@@ -251,29 +249,27 @@ class TrackingQueues(wiring.Component):
         with m.If(which_cf):
             m.d.comb += [rp.id.eq(cf_pl.id), rp.warp.eq(cf_pl.warp), rp.cls.eq(cf_pl.cls),
                          rp.src.eq(cf_pl.status), rp.q.eq(cf_pl.q),
-                         rp.eoi.eq(pool.eoi.bit_select(cf_slot, 1)),
-                         rp.eog.eq(pool.eog.bit_select(cf_slot, 1))]
+                         rp.eoi.eq(bit_at(pool.eoi, cf_slot)),
+                         rp.eog.eq(bit_at(pool.eog, cf_slot))]
         if p.FAST_PATH:
             with m.Else():
                 m.d.comb += [rp.id.eq(ff_head.id), rp.warp.eq(ff_head.warp),
                              rp.cls.eq(ff_head.cls), rp.src.eq(SRC_FAST), rp.q.eq(0),
                              rp.eoi.eq(ff_head.eoi), rp.eog.eq(ff_head.eog)]
-        m.d.comb += self.resp.valid.eq(resp_valid)
         fire = Signal()
         m.d.comb += fire.eq(resp_valid & self.resp.ready)
 
         # ---- STEP 2: commit decision --------------------------------------------------------
         for q in range(n_q):
             m.d.comb += [
-                picker.cq_valid[q].eq(cq_cnt[q] != 0),
-                picker.cq_tex[q].eq(cq_tex[q]),
-                picker.cq_has_term[q].eq(tcnt[q] != 0),
-                picker.cq_upartial[q].eq(pool.upartial.bit_select(queues.cq_head[q], 1)),
+                picker.cq_valid[q].eq(nonzero(cq_cnt[q])),
+                picker.cq_has_term[q].eq(nonzero(tcnt[q])),
+                picker.cq_upartial[q].eq(bit_at(pool.upartial, queues.cq_head[q])),
                 picker.cq_age[q].eq(age(cq_seq[q])),
             ]
         m.d.comb += [picker.sq_valid.eq(sq_valid), picker.sq_age.eq(sq_age),
                      picker.g_valid.eq(g_valid), picker.g_age.eq(g_age),
-                     picker.cf_room.eq(cf.r_level < p.COMMIT_DEPTH)]
+                     picker.cf_room.eq(lt_const(cf.level, p.COMMIT_DEPTH))]
         if p.FAST_PATH:
             m.d.comb += [picker.ff_valid.eq(ff_rdy), picker.ff_age.eq(age(ff_head.tsnap))]
         cm_valid, cm_status = picker.cm_valid, picker.cm_status
@@ -284,9 +280,9 @@ class TrackingQueues(wiring.Component):
             queues.sq_pop_en.eq(cm_valid & cm_status),
             queues.cmt_en.eq(cm_cq), queues.cmt_q.eq(picker.cm_q),
             cm_slot.eq(Mux(cm_status, queues.tq_head[n_q], queues.cmt_slot)),
-            picker.h_term.eq(pool.term.bit_select(cm_slot, 1)),
-            picker.h_eog.eq(pool.eog.bit_select(cm_slot, 1)),
-            picker.h_eoi.eq(pool.eoi.bit_select(cm_slot, 1)),
+            picker.h_term.eq(bit_at(pool.term, cm_slot)),
+            picker.h_eog.eq(bit_at(pool.eog, cm_slot)),
+            picker.h_eoi.eq(bit_at(pool.eoi, cm_slot)),
         ]
 
         # ---- STEP 3: inval then fill --------------------------------------------------------
@@ -302,7 +298,8 @@ class TrackingQueues(wiring.Component):
 
         # ---- STEP 4: readiness and pop ------------------------------------------------------
         pop_valid, pop_q = pop_arb.valid, pop_arb.grant_idx
-        m.d.comb += [pop_arb.req.eq(heads.ready), pop_arb.advance.eq(1),
+        pop_at = pop_arb.grant                     # one-hot: queue k pops this cycle
+        m.d.comb += [pop_arb.req.eq(heads.ready), pop_arb.advance.eq(heads.ready.any()),
                      queues.pop_en.eq(pop_valid), queues.pop_q.eq(pop_q),
                      pool.rd0_addr.eq(queues.pop_succ), pool.rd4_addr.eq(queues.pop_slot)]
         succ = pool.rd0_data
@@ -312,30 +309,33 @@ class TrackingQueues(wiring.Component):
             heads.pop_succ.eq(queues.pop_succ_valid),
             heads.a_dslot.eq(succ.dslot), heads.a_need.eq(succ.need), heads.a_svt.eq(svt.a_valid),
         ]
-        pop_term = Signal()
-        m.d.comb += pop_term.eq(pool.term.bit_select(queues.pop_slot, 1))
+        pop_term = bit_at(pool.term, queues.pop_slot)
 
         # ---- STEP 6: insert (router, mapper, group tracker) ---------------------------------
         cls_eff = Signal(2)
-        m.d.comb += cls_eff.eq(Mux(req.cls == 3, 0, req.cls))
+        m.d.comb += cls_eff.eq(Mux(eq_const(req.cls, 3), 0, req.cls))
+        cls_tex = eq_const(cls_eff, TEX)
         m.d.comb += svt.b_dslot.eq(req.dslot)
         miss_any = Cat(*[(req.need[b] & ~svt.b_valid[b]).any() for b in range(p.BANKS)]).any()
         is_status = req.is_status
-        to_fast = Signal()
         if p.FAST_PATH:
-            m.d.comb += to_fast.eq(req.fast_path & ~is_status & (cls_eff != TEX) & ~miss_any)
+            to_fast = Signal()
+            m.d.comb += to_fast.eq(req.fast_path & ~is_status & ~cls_tex & ~miss_any)
+        else:
+            to_fast = C(0, 1)
         to_tq = Signal()
         ins_slow = Signal()
         m.d.comb += [to_tq.eq(accept & ~is_status & ~to_fast), ins_slow.eq(accept & ~to_fast)]
         m.d.comb += [mapper.cls.eq(cls_eff), mapper.warp.eq(req.warp), mapper.mode.eq(mode),
                      mapper.lgq.eq(lgq), mapper.en.eq(to_tq)]
         q = mapper.q
-        err_fast_tex = Signal()
-        err_fast_miss = Signal()
+        decode_q = [eq_const(q, k) for k in range(n_q)]    # one-hot of the mapped queue (a list:
+        # slicing a Cat would lower the whole Cat at every use)
         if p.FAST_PATH:
             refused = to_tq & req.fast_path
-            m.d.comb += [err_fast_tex.eq(refused & (cls_eff == TEX)),
-                         err_fast_miss.eq(refused & miss_any)]
+            err_fast_tex, err_fast_miss = refused & cls_tex, refused & miss_any
+        else:
+            err_fast_tex = err_fast_miss = C(0, 1)
 
         # group tracker registers
         inst_open = Signal()
@@ -352,9 +352,9 @@ class TrackingQueues(wiring.Component):
         gfirst_cm_now = Signal()
         last_in_cq = Signal()
         m.d.comb += [
-            last_cm_now.eq(last_committed | (cm_cq & (cm_slot == last_slot))),
-            gfirst_cm_now.eq(gfirst_committed | (cm_cq & (cm_slot == gfirst_slot))),
-            last_in_cq.eq((last_popped | (pop_valid & (queues.pop_slot == last_slot)))
+            last_cm_now.eq(last_committed | (cm_cq & eq(cm_slot, last_slot))),
+            gfirst_cm_now.eq(gfirst_committed | (cm_cq & eq(cm_slot, gfirst_slot))),
+            last_in_cq.eq((last_popped | (pop_valid & eq(queues.pop_slot, last_slot)))
                           & ~last_cm_now),
         ]
         tex_slow = Signal()
@@ -363,20 +363,21 @@ class TrackingQueues(wiring.Component):
         eoi_mark = Signal()
         unlock = Signal()
         m.d.comb += [
-            tex_slow.eq(to_tq & (cls_eff == TEX)),
+            tex_slow.eq(to_tq & cls_tex),
             close_eog.eq(ins_slow & ~tex_slow & grp_open),
-            split.eq(tex_slow & inst_open & (inst_q != q)),
+            split.eq(tex_slow & inst_open & ~eq(inst_q, q)),
             eoi_mark.eq(split & ~last_cm_now),
             unlock.eq(split & last_cm_now & picker.lock_valid_next
-                      & (picker.lock_q_next == inst_q)),
+                      & eq(picker.lock_q_next, inst_q)),
             picker.lock_clr.eq(unlock),
         ]
         cnt = Signal(p.CGM_W + 1)
         eog_e = Signal()
         term_e = Signal()
         m.d.comb += [cnt.eq(Mux(split, 0, grp_cnt) + 1),
-                     eog_e.eq(req.eog | (cnt >= cgm)),
+                     eog_e.eq(req.eog | ge(cnt, cgm)),
                      term_e.eq(req.eoi | eog_e)]
+        cnt_one = eq_const(cnt, 1)
         retro_term = Signal()
         m.d.comb += retro_term.eq((close_eog | (eoi_mark & grp_open)) & last_in_cq)
 
@@ -389,7 +390,7 @@ class TrackingQueues(wiring.Component):
             pool.alloc_eoi.eq(req.eoi),
             pool.alloc_eog.eq(Mux(tex_slow, eog_e, req.eog)),
             pool.alloc_term.eq(Mux(tex_slow, term_e, 1)),
-            pool.alloc_upartial.eq(tex_slow & (cnt == 1) & term_e & eog_e & ~req.eoi),
+            pool.alloc_upartial.eq(tex_slow & cnt_one & term_e & eog_e & ~req.eoi),
             pool.mark_en.eq(close_eog | eoi_mark), pool.mark_slot.eq(last_slot),
             pool.mark_eog.eq(close_eog), pool.mark_eoi.eq(eoi_mark),
             pool.up_slot.eq(gfirst_slot),
@@ -398,14 +399,14 @@ class TrackingQueues(wiring.Component):
             m.d.comb += [pool.up_en.eq(~gfirst_cm_now), pool.up_val.eq(1)]
         with m.Elif(eoi_mark):
             m.d.comb += [pool.up_en.eq(~gfirst_cm_now), pool.up_val.eq(0)]
-        with m.Elif(tex_slow & term_e & (cnt != 1)):
+        with m.Elif(tex_slow & term_e & ~cnt_one):
             m.d.comb += [pool.up_en.eq(~gfirst_cm_now), pool.up_val.eq(eog_e & ~req.eoi)]
 
-        with m.If(pop_valid & (queues.pop_slot == last_slot)):
+        with m.If(pop_valid & eq(queues.pop_slot, last_slot)):
             m.d.sync += last_popped.eq(1)
-        with m.If(cm_cq & (cm_slot == last_slot)):
+        with m.If(cm_cq & eq(cm_slot, last_slot)):
             m.d.sync += last_committed.eq(1)
-        with m.If(cm_cq & (cm_slot == gfirst_slot)):
+        with m.If(cm_cq & eq(cm_slot, gfirst_slot)):
             m.d.sync += gfirst_committed.eq(1)
         with m.If(close_eog):
             m.d.sync += [grp_open.eq(0), grp_cnt.eq(0)]
@@ -413,18 +414,16 @@ class TrackingQueues(wiring.Component):
             m.d.sync += [last_slot.eq(pool.alloc_slot), last_committed.eq(0),
                          last_popped.eq(0), inst_q.eq(q), inst_open.eq(~req.eoi),
                          grp_open.eq(~term_e), grp_cnt.eq(Mux(term_e, 0, cnt))]
-            with m.If(cnt == 1):
+            with m.If(cnt_one):
                 m.d.sync += [gfirst_slot.eq(pool.alloc_slot), gfirst_committed.eq(0)]
 
         ins_list = Signal(queues.l_w)
         m.d.comb += [ins_list.eq(Mux(is_status, n_q, q)), queues.ins_en.eq(ins_slow),
                      queues.ins_list.eq(ins_list), queues.ins_slot.eq(pool.alloc_slot)]
-        tq_after = Signal(p.OCC_W)
-        m.d.comb += tq_after.eq(Array(tq_cnt[k] for k in range(n_q))[q]
-                                - (pop_valid & (pop_q == q)))
+        tq_after = (select([tq_cnt[k] for k in range(n_q)], q) - (pop_at & Cat(*decode_q)).any())
         ins_promote = Signal()
         m.d.comb += [
-            ins_promote.eq(to_tq & (tq_after == 0)),
+            ins_promote.eq(to_tq & is_zero(tq_after[:p.OCC_W])),
             heads.ins_valid.eq(ins_promote), heads.ins_q.eq(q),
             heads.b_dslot.eq(req.dslot), heads.b_need.eq(req.need), heads.b_svt.eq(svt.b_valid),
         ]
@@ -439,28 +438,32 @@ class TrackingQueues(wiring.Component):
         # ---- head caches and terminator counts ----------------------------------------------
         m.d.comb += [pool.rd1_addr.eq(queues.sq_succ), pool.rd2_addr.eq(queues.cq_new),
                      pool.rd5_addr.eq(cm_slot)]
-        pop_seq = Array(tq_seq[:n_q])[pop_q]
-        pop_tex = Array(tq_tex)[pop_q]
+        cq_new_from_pop = (eq_const(select([cq_cnt[k] for k in range(n_q)], picker.cm_q), 1)
+                           & pop_valid & eq(pop_q, picker.cm_q))
+        pop_seq = select(tq_seq[:n_q], pop_q)
+        pop_tex = select(tq_tex, pop_q)
         for k in range(n_q):
-            with m.If(pop_valid & (pop_q == k) & queues.pop_succ_valid):
-                m.d.sync += [tq_seq[k].eq(succ.seq), tq_tex[k].eq(succ.cls == TEX)]
-            with m.If(ins_promote & (q == k)):
-                m.d.sync += [tq_seq[k].eq(seq_next), tq_tex[k].eq(cls_eff == TEX)]
-            push_k = pop_valid & (pop_q == k)
-            with m.If(cm_cq & (picker.cm_q == k)):
-                with m.If(queues.cq_new_from_pop):
+            push_k = pop_at[k]
+            cm_k = cm_cq & eq_const(picker.cm_q, k)
+            with m.If(push_k & queues.pop_succ_valid):
+                m.d.sync += [tq_seq[k].eq(succ.seq), tq_tex[k].eq(eq_const(succ.cls, TEX))]
+            with m.If(ins_promote & decode_q[k]):
+                m.d.sync += [tq_seq[k].eq(seq_next), tq_tex[k].eq(cls_tex)]
+            with m.If(cm_k):
+                with m.If(cq_new_from_pop):
                     m.d.sync += [cq_seq[k].eq(pop_seq), cq_tex[k].eq(pop_tex)]
                 with m.Else():
                     m.d.sync += [cq_seq[k].eq(pool.rd2_data.seq),
-                                 cq_tex[k].eq(pool.rd2_data.cls == TEX)]
-            with m.Elif(push_k & (cq_cnt[k] == 0)):
+                                 cq_tex[k].eq(eq_const(pool.rd2_data.cls, TEX))]
+            with m.Elif(push_k & is_zero(cq_cnt[k])):
                 m.d.sync += [cq_seq[k].eq(pop_seq), cq_tex[k].eq(pop_tex)]
-            inc = (push_k & pop_term) + (retro_term & (inst_q == k))
-            dec = cm_cq & (picker.cm_q == k) & picker.h_term
+            inc = (push_k & pop_term) + (retro_term & eq_const(inst_q, k))
+            dec = cm_k & picker.h_term
             m.d.sync += tcnt[k].eq(tcnt[k] + inc - dec)
         with m.If(cm_valid & cm_status & queues.sq_succ_valid):
             m.d.sync += tq_seq[n_q].eq(pool.rd1_data.seq)
-        with m.If(accept & is_status & ((tq_cnt[n_q] - (cm_valid & cm_status)) == 0)):
+        sq_left = (tq_cnt[n_q] - (cm_valid & cm_status))[:p.OCC_W]
+        with m.If(accept & is_status & is_zero(sq_left)):
             m.d.sync += tq_seq[n_q].eq(seq_next)
 
         # ---- STEP 5 commit FIFO, STEP 7 output, release -------------------------------------
@@ -479,32 +482,30 @@ class TrackingQueues(wiring.Component):
             self.cmt.payload.q.eq(Mux(cm_status, 0, picker.cm_q)),
             self.cmt.payload.id.eq(pool.rd5_data.id),
             self.st_occ.eq(tq_cnt[n_q]), self.fast_occ.eq(ff_level),
-            self.pool_used.eq(used), self.pool_full.eq(used == p.POOL),
+            self.pool_used.eq(used), self.pool_full.eq(eq_const(used, p.POOL)),
             self.ready_vec.eq(heads.ready), self.lock_valid.eq(picker.lock_valid),
-            self.lock_q.eq(picker.lock_q), self.reclaim_mode.eq(pool.reclaim_mode),
+            self.lock_q.eq(picker.lock_q),
         ]
+        if p.FREELIST:
+            m.d.comb += self.reclaim_mode.eq(pool.reclaim_mode)
         for k in range(n_q):
             m.d.comb += self.occ[k].eq(tq_cnt[k] + cq_cnt[k])
 
         # ---- STEP 8: counters and error flags -----------------------------------------------
-        errs = Signal(ERR_W)
-        m.d.comb += errs.eq(Cat(accept & (req.cls == 3), err_fast_tex, err_fast_miss, split,
-                                self.inval.valid & heads.inval_live, err_cfg))
+        errs = Cat(accept & eq_const(req.cls, 3), err_fast_tex, err_fast_miss, split,
+                   self.inval.valid & heads.inval_live, err_cfg)
         events = {
             "cnt_req_stall": self.req.valid & ~req_ready,
-            "cnt_pool_full": used == p.POOL,
+            "cnt_pool_full": eq_const(used, p.POOL),
             "cnt_resp_stall": resp_valid & ~self.resp.ready,
             "cnt_pop": pop_valid, "cnt_commit": cm_valid,
             "cnt_interlock": picker.interlocked,
             "cnt_fast": accept & to_fast,
             "cnt_err": errs.any(),
         }
-        for name in COUNTERS:
-            reg = Signal(COUNTER_W, name=f"r_{name}")
-            m.d.comb += getattr(self, name).eq(reg)
+        for name in COUNTERS:                      # the registers are the output ports
+            reg = getattr(self, name)
             with m.If(events[name]):
                 m.d.sync += reg.eq(reg + 1)
-        err = Signal(ERR_W)
-        m.d.comb += self.err.eq(err)
-        m.d.sync += err.eq(Mux(self.err_clr, 0, err) | errs)
+        m.d.sync += self.err.eq(Mux(self.err_clr, 0, self.err) | errs)
         return m

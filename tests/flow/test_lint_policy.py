@@ -139,3 +139,54 @@ def test_split_and_constant_port_views_are_waived_design_nets_are_not():
     numbers = debug_alias_lines(SPLIT_PORT_TEXT)
     assert {lines[n - 1].strip() for n in numbers if n < 18} == {"wire [3:0] fp32;"}
     assert sum(1 for n in numbers if lines[n - 1].strip() == "wire [3:0] fp32;") == 2
+
+
+MERGED_PORT_TEXT = """\
+module top(clk, fill__payload,
+  y);
+  input clk;
+  input [5:0] fill__payload;
+  output [3:0] y;
+  wire [3:0] y;
+  wire [1:0] fill_bank;
+  wire [3:0] fill_dslot;
+  wire [3:0] keep_me;
+  wire [7:0] arr;
+  wire [3:0] \\arr[0] ;
+  wire [3:0] \\ghost[1] ;
+  \\top.child  child (
+    .\\port$0$0 (fill__payload),
+    .clk(clk),
+    .y(y)
+  );
+  assign fill_bank = fill__payload[1:0];
+  assign fill_dslot = fill__payload[5:2];
+  assign keep_me = fill__payload[5:2];
+  assign \\arr[0]  = arr[3:0];
+endmodule
+module \\top.child (clk, \\port$0$0 , y);
+  input clk;
+  input [5:0] \\port$0$0 ;
+  wire [5:0] \\port$0$0 ;
+  output [3:0] y;
+  wire [1:0] fill_bank;
+  wire [3:0] fill_dslot;
+  wire [3:0] design_copy;
+  assign fill_bank = \\port$0$0 [1:0];
+  assign fill_dslot = \\port$0$0 [5:2];
+  assign design_copy = y;
+  assign y = \\port$0$0 [5:2];
+endmodule
+"""
+
+
+def test_merged_input_ports_and_array_views_are_waived_design_copies_are_not():
+    """A wrapped module header is read whole; the wires Amaranth leaves for input ports it merged
+    into one ``port$`` port (in the child, and the parent's copies of the same names) and
+    ``s[k]`` element views of a declared signal are waived; a copy the design made of its own
+    output, a wire of another name and a view of an undeclared signal are not."""
+    lines = MERGED_PORT_TEXT.splitlines()
+    waived = [lines[n - 1].strip() for n in debug_alias_lines(MERGED_PORT_TEXT)]
+    assert sorted(waived) == sorted(["wire [1:0] fill_bank;", "wire [3:0] fill_dslot;",
+                                     "wire [3:0] \\arr[0] ;", "wire [1:0] fill_bank;",
+                                     "wire [3:0] fill_dslot;"]), waived

@@ -66,15 +66,6 @@ def _lint(cls, params, ports, tmp_path):
     assert ok, messages
 
 
-# Lint status: the generated Verilog converts and simulates, but `verilator --lint-only -Wall`
-# still reports about 400 warnings at the test size (UNUSEDSIGNAL on unread submodule ports and
-# index bits, WIDTHEXPAND/WIDTHTRUNC on compares of count/seq fields against constants and on
-# bit_select of the POOL-bit flag vectors, CMPCONST on clamps that cannot fire at power-of-two
-# N_Q, CASEINCOMPLETE on Array indexing by ins_list). Cleaning them is the next step; until then
-# the lint tests are strict xfails so that a clean lint shows up as XPASS.
-LINT_PENDING = pytest.mark.xfail(strict=True, reason="-Wall warnings not cleaned yet (see above)")
-
-
 @pytest.mark.req("TQ-I14", "TQ-I1", "TQ-I3", "TQ-I4", "TQ-I5", "TQ-I6", "TQ-I7", "TQ-I8",
                  "TQ-I9", "TQ-I10", "TQ-I11")
 @pytest.mark.parametrize("build", list(TEST_BUILDS))
@@ -88,21 +79,24 @@ def test_single_fifo_verilog_ports(tmp_path):
     _verilog(SingleFifo, TrackqParams.test(), FIFO_PORTS, tmp_path)
 
 
-@LINT_PENDING
+@pytest.mark.req("TQ-I14")
 @pytest.mark.parametrize("build", list(TEST_BUILDS))
 def test_trackq_top_lints_clean(build, tmp_path):
+    """`verilator --lint-only -Wall` with the project's generator waivers only (docs/flow.md)."""
     _lint(TrackingQueues, TEST_BUILDS[build], TQ_PORTS, tmp_path)
 
 
-@LINT_PENDING
-def test_single_fifo_lints_clean(tmp_path):
-    _lint(SingleFifo, TrackqParams.test(), FIFO_PORTS, tmp_path)
+@pytest.mark.req("TQ-I14", "TQ-I13")
+@pytest.mark.parametrize("build", ["test", "pool4_cd1"])
+def test_single_fifo_lints_clean(build, tmp_path):
+    params = TrackqParams.test() if build == "test" else TrackqParams.test(POOL=4, COMMIT_DEPTH=1)
+    _lint(SingleFifo, params, FIFO_PORTS, tmp_path)
 
 
 @pytest.mark.slow
 @pytest.mark.req("TQ-I14", "TQ-I1")
-def test_trackq_full_size_verilog_ports(tmp_path):
-    """Full size (N_Q = 48, POOL = 512): converts (about 1.5 MB of Verilog, minutes), the
-    76-bit req payload and the port list."""
+def test_trackq_full_size_verilog_ports_and_lint(tmp_path):
+    """Full size (N_Q = 48, POOL = 512, DSLOTS = 256): converts (a few MB of Verilog, minutes),
+    the 76-bit req payload, the port list, and lints clean."""
     assert req_fields(FULL).width == 76
-    _verilog(TrackingQueues, FULL, TQ_PORTS, tmp_path)
+    _lint(TrackingQueues, FULL, TQ_PORTS, tmp_path)
