@@ -29,13 +29,14 @@ in that cycle, so back-pressure on the outputs stalls the memory side and nothin
 
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from golden.common.fields import Fields
 from golden.tma.formats import (BE_W, DATA_W, LINE, smem_rd_req_fields, smem_rd_resp_fields)
 from golden.tma.jobs import PIECE_S2S, piece_fields
 from hw.common.layout import struct_layout
+from hw.common.lintops import eq_const
+from hw.common.regfifo import RegFifo
 from hw.tma.lanes import LANE_W, gt_const, range_mask, rotate_left_bytes
 from hw.tma.tracker import check_params, line_fields, track_fields
 from hw.tma.validate import eqc
@@ -91,7 +92,8 @@ class TmaStorePath(wiring.Component):
         p = self.p
         rw = p.SMEM_AW - 7
         layout = struct_layout(self.entry)
-        m.submodules.pend = pend = SyncFIFO(width=layout.size, depth=self.depth)
+        m.submodules.pend = pend = RegFifo(layout.size, self.depth)
+        pend_room = ~eq_const(pend.level, self.depth)
 
         # ---------------------------------------------------------------- issue
         pc = self.i.payload
@@ -115,10 +117,9 @@ class TmaStorePath(wiring.Component):
         with m.If(req.ready):
             m.d.sync += req.valid.eq(0)
         no_read = reuse & ~two
-        accept = Signal()
+        accept = self.i.ready
         m.d.comb += [
-            accept.eq(self.i.valid & ~second & pend.w_rdy & (no_read | can_load)),
-            self.i.ready.eq(accept),
+            accept.eq(self.i.valid & ~second & pend_room & (no_read | can_load)),
             pend.w_en.eq(accept),
         ]
         entry = Signal(layout)
@@ -169,9 +170,7 @@ class TmaStorePath(wiring.Component):
         m.d.comb += [pre.word_select(k, 8).eq(Mux(gt_const(off, k), resp.payload.data.word_select(k, 8),
                                                   row0.word_select(k, 8)))
                      for k in range(BE_W)]
-        rot = Signal(LANE_W)
-        m.d.comb += rot.eq(h.lane - off)
-        rotated = rotate_left_bytes(m, pre, rot, "st_rot")
+        rotated = rotate_left_bytes(m, pre, (h.lane - off)[:LANE_W], "st_rot")
         hi = Signal(LANE_W + 2)
         m.d.comb += hi.eq(h.lane + h.nbytes)
         be = Signal(BE_W)

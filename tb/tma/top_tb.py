@@ -41,6 +41,8 @@ from tb.common.clock import reset, start_clock
 from tb.common.memory import MemoryModel, SparseMemory
 from tb.common.protocol import StreamProtocolChecker
 from tb.common.stream import StreamDriver, StreamMonitor, read_int, sim_cycle
+from golden.tma import vectors as V
+from tb.tma.reqgen_tb import directed_cases
 from tb.tma.setup_tb import Case, mutate, random_block, random_control, random_tile
 from tb.tma.tracker_tb import L2Memory
 
@@ -122,7 +124,7 @@ class TopBench:
     """The DUT's surroundings, the golden model and the end-of-test comparison."""
 
     def __init__(self, dut, p, rng, ready=0.8, l2_latency=(1, 30), l2_order="random",
-                 l2_ready=0.9, gaps=0.2):
+                 l2_ready=0.9, gaps=0.2, desc_latency=(1, 60), smem_latency=(1, 6)):
         self.dut, self.p, self.rng = dut, p, rng
         clk = self.clk = dut.clk
         self.gmem = SparseMemory()
@@ -133,12 +135,13 @@ class TopBench:
         self.desc = MemoryModel(dut, clk, "desc_rd_req", "desc_rd_resp", desc_rd_req_fields(p),
                                 desc_rd_resp_fields(), rng=random.Random(rng.getrandbits(32)),
                                 names={"addr": "addr", "rdata": "data"}, memory=self.gmem,
-                                min_latency=1, max_latency=60, check_tags=False)
+                                min_latency=desc_latency[0], max_latency=desc_latency[1],
+                                check_tags=False)
         self.l2 = L2Memory(dut, clk, p, random.Random(rng.getrandbits(32)), memory=self.gmem,
                            min_latency=l2_latency[0], max_latency=l2_latency[1], order=l2_order,
                            req_ready_prob=l2_ready)
         self.smem_rd = SmemReadModel(dut, clk, p, self.smem, random.Random(rng.getrandbits(32)),
-                                     min_latency=1, max_latency=6)
+                                     min_latency=smem_latency[0], max_latency=smem_latency[1])
         self.wr = StreamMonitor(dut, "smem_wr", clk, fields=smem_wr_fields(p), rng=rng,
                                 ready_prob=ready, callback=self._beat)
         self.mbar = StreamMonitor(dut, "mbar", clk, fields=mbar_fields(p), rng=rng,
@@ -147,9 +150,16 @@ class TopBench:
         self.done = StreamMonitor(dut, "done", clk, fields=done_fields(p), rng=rng,
                                   ready_prob=ready)
         self.l2_mon = StreamMonitor(dut, "l2_req", clk, fields=l2_req_fields(p), passive=True)
+        self.cmd_mon = StreamMonitor(dut, "cmd", clk, passive=True)
         self.checkers = [StreamProtocolChecker(dut, s, clk) for s in STREAMS]
         self.max_outstanding = 0
         self.cases = []
+        self.desc_lines = {}
+        # the golden model runs each batch when it is issued, on the memories as they are then
+        self.golden = TmaModel(p, gmem=self.g_gmem, smem=self.g_smem, response_order="random",
+                               seed=rng.getrandbits(32))
+        self.golden_cmds = []
+        self.golden_desc_reads = 0
         cocotb.start_soon(self._watch())
 
     def _beat(self, t):
@@ -166,14 +176,14 @@ class TopBench:
 
     # -- stimulus --------------------------------------------------------------------------
     def place_descriptors(self, cases):
-        """Give every distinct descriptor of a cache user its own 128-byte line in the descriptor
-        region (the same word, the same line: repeats hit the cache) and store it in both global
-        memories."""
-        lines = {}
+        """Give every distinct (descriptor, address) of a cache user its own 128-byte line in the
+        descriptor region (repeats hit the cache) and store it in both global memories."""
+        lines = self.desc_lines
         out = []
         for c in cases:
             if c.cmd.op < 4 and is_cache_user(c.cmd) and precheck(c.cmd) == 0:
-                addr = lines.setdefault(c.desc_word, DESC_BASE + LINE * len(lines))
+                addr = lines.setdefault((c.desc_word, c.cmd.desc_addr),
+                                        DESC_BASE + LINE * len(lines))
                 c = Case(TmaCmd(**{**vars(c.cmd), "desc_addr": addr}), c.desc_word, c.name)
                 data = c.desc_word.to_bytes(DESC_BYTES, "little")
                 self.gmem.write(addr, data)
@@ -196,13 +206,20 @@ class TopBench:
                 self.smem.cta(cta).write(row << 7, data)
                 self.g_smem.cta(cta).write(row << 7, data)
 
-    async def run(self, cases, timeout=200_000):
-        """Place, group and issue ``cases``; wait for each group's ``done``/``err``."""
+    async def run(self, cases, timeout=200_000, grouped=True):
+        """Place, group and issue ``cases``; wait for each group's ``done``/``err``. Ungrouped
+        (benchmarks), the cases go back to back: the bench's in-order memory keeps a smem row
+        written twice in command order, as the golden model does."""
         p = self.p
         cases = self.place_descriptors(cases)
         groups, blank = group_commands(cases, p, self.g_gmem)
+        if not grouped:
+            groups = [cases]
         self.fill_sources(blank)
         self.cases += cases
+        res = self.golden.run([c.cmd for c in cases])
+        self.golden_cmds += res.commands
+        self.golden_desc_reads += len(res.desc_reads)
         want_done = len(self.done.transfers)
         want_err = len(self.err.transfers)
         for g in groups:
@@ -226,10 +243,7 @@ class TopBench:
         p = self.p
         for _ in range(40):
             await RisingEdge(self.clk)
-        golden = TmaModel(p, gmem=self.g_gmem, smem=self.g_smem,
-                          response_order="random", seed=self.rng.getrandbits(32))
-        res = golden.run([c.cmd for c in self.cases])
-        cmds = res.commands
+        cmds = self.golden_cmds
         got_err = [(t.fields["id"], t.fields["code"]) for t in self.err.transfers]
         want_err = [(r.cmd.id, r.code) for r in cmds if r.code]
         assert got_err == want_err, f"err stream {got_err[:8]}... != golden {want_err[:8]}..."
@@ -267,7 +281,7 @@ class TopBench:
                         want_tx[(u.addr, k)] += u.tx
         assert got_tx == want_tx, "barrier byte counts differ"
         # descriptor reads (§4.12)
-        n_rd, n_want = self.desc.stats["requests"], len(res.desc_reads)
+        n_rd, n_want = self.desc.stats["requests"], self.golden_desc_reads
         users = sum(1 for c in self.cases if c.cmd.op < 4 and is_cache_user(c.cmd)
                     and precheck(c.cmd) == 0)
         if self._exact_reads():
@@ -345,3 +359,124 @@ async def random_commands(dut):
     figures = await bench.check()
     dut._log.info(f"figures {figures}")
     env.write_result(figures)
+
+
+@cocotb.test()
+async def directed_vectors(dut):
+    """Every part-1 §5 vector of the request generator's directed list (Fig 8D/8E/8H/8K tile
+    loads, OOB fill modes, multicast, the Fig 9 swizzle example, line splits, block copies, NOPs,
+    extreme coordinates) through the whole unit, compared with the golden model; GV24's 16-byte
+    units are checked at their printed smem addresses."""
+    p = top_params()
+    rng = env.rng(2)
+    await start(dut)
+    bench = TopBench(dut, p, rng)
+    cases = [(name, case) for name, case, _ in directed_cases(p) if part1_case(case, p)]
+    for name, case in cases:
+        await bench.run([case])
+        if name == "GV24":
+            src = V.GV24_DESC["global_address"]
+            cta = case.cmd.cta_id
+            for unit, _h, _w, _k, _p, _slot, byte in V.GV24:
+                got = bytes(bench.smem.cta(cta).read(case.cmd.smem_addr + byte, 16))
+                assert got == bytes(bench.gmem.read(src + 16 * unit, 16)), f"GV24 unit {unit}"
+    figures = await bench.check()
+    figures["vectors"] = [name for name, _ in cases]
+    env.write_result(figures)
+
+
+def _popcount(x):
+    return bin(x).count("1")
+
+
+async def wait_idle(bench, timeout=100_000):
+    for _ in range(timeout):
+        await RisingEdge(bench.clk)
+        await ReadOnly()
+        if read_int(bench.dut.idle) == 1 and bench.cmd.count() == 0:
+            return
+    raise AssertionError("unit not idle")
+
+
+async def measure(bench, cases, warm=None):
+    """Run ``warm`` (descriptor warm-up) and wait for idle, then ``cases``; the TMA-P12 figures
+    of the request and write windows (handshake cycles, inclusive) and the latency from the
+    first ``cmd`` handshake to the first ``l2_req``."""
+    if warm:
+        await bench.run(warm)
+        await wait_idle(bench)
+    n0, w0, c0 = len(bench.l2_mon.transfers), len(bench.wr.transfers), len(bench.cmd_mon.transfers)
+    await bench.run(cases, grouped=False)
+    await wait_idle(bench)
+    reqs, beats = bench.l2_mon.transfers[n0:], bench.wr.transfers[w0:]
+    out = {}
+    for name, ts, nbytes in (
+            ("request", reqs, sum(32 * _popcount(t.fields["sectors"]) if t.fields["op"] == L2Op.READ
+                                  else _popcount(t.fields["be"]) for t in reqs)),
+            ("write", beats, sum(_popcount(t.fields["be"]) for t in beats))):
+        window = ts[-1].cycle - ts[0].cycle + 1 if ts else 0
+        out[name] = dict(count=len(ts), bytes=nbytes, window_cycles=window,
+                         per_cycle=round(len(ts) / window, 4) if window else None,
+                         bytes_per_cycle=round(nbytes / window, 2) if window else None,
+                         line_fraction=round(nbytes / window / LINE, 4) if window else None)
+    first_cmd = bench.cmd_mon.transfers[c0].cycle
+    out["first_req_latency"] = reqs[0].cycle - first_cmd if reqs else None
+    out["cmd_cycles"] = [t.cycle for t in bench.cmd_mon.transfers[c0:]]
+    return out, reqs
+
+
+def _tensor_case(desc, cmd, name, desc_addr=0x8000):
+    from golden.tma.formats import TmaDesc
+    from tb.tma.setup_tb import desc_word
+    d = TmaDesc.make(**desc)
+    c = TmaCmd(**{**dict(op=CmdOp.TENSOR_LOAD, mode=d.mode, rank=d.rank, desc_addr=desc_addr,
+                         smem_addr=0, mbar_addr=0x20000), **cmd})
+    return Case(c, desc_word(d), name)
+
+
+def bm_swz(swizzle):
+    """BM-SWZ (TMA-P5): U32 rank 3, sizes {32, 256, 4}, strides {128, 32768}, box {32, 256, 2}."""
+    from golden.tma.formats import DType
+    return _tensor_case(dict(global_address=0x100000, tensor_size=(32, 256, 4),
+                             tensor_stride=(128, 32768), rank=3, dtype=DType.U32,
+                             box_size=(32, 256, 2), swizzle=swizzle),
+                        dict(coord=(0, 0, 0)), f"BM-SWZ {swizzle}")
+
+
+@cocotb.test()
+async def benchmarks(dut):
+    """The TMA-P benchmarks of part 1 under the spec's benchmark memory model: L2 always ready,
+    every READ/WRITE answered exactly 20 cycles after its handshake in request order, every
+    output ready, smem_rd latency 2, desc_rd latency 50, descriptors warmed up."""
+    from golden.tma.formats import Swizzle
+    from tb.tma.reqgen_tb import _fig8, bm_tile
+    p = top_params()
+    rng = env.rng(3)
+    await start(dut)
+    bench = TopBench(dut, p, rng, ready=1.0, l2_latency=(20, 20), l2_order="in_order",
+                     l2_ready=1.0, gaps=0.0, desc_latency=(50, 50), smem_latency=(2, 2))
+    res = {}
+    res["bm_tile"], _ = await measure(bench, [bm_tile()], warm=[bm_tile()])
+    res["bm_tile8"], _ = await measure(bench, [bm_tile(128 * k, 0x10000 * (k & 1))
+                                               for k in range(8)])
+    res["bm_lat"], _ = await measure(bench, [_fig8("GV10")], warm=[_fig8("GV10")])
+    swz = {}
+    for mode in (Swizzle.SW128B, Swizzle.NONE):
+        swz[mode], _ = await measure(bench, [bm_swz(mode)], warm=[bm_swz(mode)])
+    res["bm_swz_128b"], res["bm_swz_none"] = swz[Swizzle.SW128B], swz[Swizzle.NONE]
+    fill = bm_tile()
+    fill = Case(TmaCmd(**{**vars(fill.cmd), "coord": (2048, 0)}), fill.desc_word, "BM-FILL")
+    res["bm_fill"], _ = await measure(bench, [fill])
+    cold = bm_tile()
+    cold = Case(TmaCmd(**{**vars(cold.cmd), "desc_addr": 0x9000}), cold.desc_word, "cold")
+    out, reqs = await measure(bench, [bm_tile(), cold])
+    gaps = [b.cycle - a.cycle for a, b in zip(reqs, reqs[1:])]
+    res["bm_dmiss"] = dict(out, gap_cycles=gaps[511] if len(gaps) > 511 else None)
+    blk = Case(TmaCmd(op=CmdOp.BLOCK_G2S, gaddr=0x100000, num_blocks=4096, smem_addr=0,
+                      mbar_addr=0x20000), 0, "BM-BLK")
+    res["bm_blk"], _ = await measure(bench, [blk])
+    res["bm_8d"], _ = await measure(bench, [_fig8("GV9")], warm=[_fig8("GV9")])
+    res["check"] = await bench.check()
+    for key, value in res.items():
+        dut._log.info("%s: %s", key, value)
+    env.write_result(res)

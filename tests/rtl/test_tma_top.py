@@ -45,3 +45,24 @@ def _run(build, seed, testcase, tmp_path, **env):
 def test_top_random_commands(build, seed, tmp_path):
     figures = _run(build, seed, "random_commands", tmp_path)
     assert figures["commands"] >= 60 and figures["requests"] > 0 and figures["beats"] > 0
+
+
+@pytest.mark.req("TMA-V1", "TMA-V2", "TMA-F22", "TMA-F31", "TMA-F34", "TMA-F47", "TMA-F49")
+def test_top_directed_vectors(seed, tmp_path):
+    figures = _run("default", seed, "directed_vectors", tmp_path)
+    assert {"GV9", "GV10", "GV17", "GV21", "GV24", "GV31", "GV36"} <= set(figures["vectors"])
+
+
+@pytest.mark.req("TMA-P1", "TMA-P2", "TMA-P5", "TMA-P6", "TMA-P10", "TMA-P11", "TMA-P12")
+def test_top_benchmarks(seed, tmp_path):
+    """The part-1 benchmarks under the spec's memory model (TMA-P12 figures printed); the MUST
+    rate targets and BM-8D are asserted, BM-LAT (TMA-P4) and BM-DMISS (TMA-P8) are reported."""
+    f = _run("default", seed, "benchmarks", tmp_path)
+    for key in ("bm_tile", "bm_tile8", "bm_swz_128b", "bm_swz_none", "bm_blk"):
+        assert f[key]["request"]["per_cycle"] >= 0.98, (key, f[key])
+    for key in ("bm_tile", "bm_fill"):
+        assert f[key]["write"]["per_cycle"] >= 0.98, (key, f[key])
+    a, b = f["bm_swz_128b"]["request"]["window_cycles"], f["bm_swz_none"]["request"]["window_cycles"]
+    assert abs(a - b) <= 0.01 * max(a, b)
+    assert f["bm_tile"]["request"]["count"] == 512 and f["bm_fill"]["request"]["count"] == 0
+    assert f["bm_8d"]["request"]["window_cycles"] <= 92
