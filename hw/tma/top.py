@@ -143,14 +143,18 @@ class Tma(wiring.Component):
         # ---------------------------------------------------------------- pieces
         pc = rg.piece
         via_sp = in_set(pc.payload.op, (L2Op.WRITE, PIECE_S2S) + tuple(L2Op(8 + k) for k in range(8)))
-        sp_first = sp.track.valid                    # the store path's request goes first
+        # the store path's request goes first, but a request the tracker is holding back keeps
+        # its source until it issues (the tracker passes it straight to l2_req, which must not
+        # change under valid)
+        held, held_sp = Signal(), Signal()
+        sp_first = Mux(held, held_sp, sp.track.valid)
         ti, tp = trk.i, trk.i.payload
         st, d = sp.track.payload, pc.payload
         m.d.comb += [
             sp.i.valid.eq(pc.valid & via_sp),
             sp.i.payload.eq(pc.payload),
             pc.ready.eq(Mux(via_sp, sp.i.ready, ~sp_first & ti.ready)),
-            sp.track.ready.eq(ti.ready),
+            sp.track.ready.eq(sp_first & ti.ready),
             ti.valid.eq(sp_first | (pc.valid & ~via_sp)),
         ]
         with m.If(sp_first):
@@ -160,6 +164,7 @@ class Tma(wiring.Component):
                          tp.dtype.eq(d.dtype), tp.data.eq(0), tp.be.eq(0), tp.seq.eq(d.seq),
                          tp.dst.eq(d.dst), tp.lane.eq(d.lane), tp.nbytes.eq(d.nbytes),
                          tp.swizzle.eq(d.swizzle), tp.mask.eq(d.mask), tp.mbar.eq(d.mbar)]
+        m.d.sync += [held.eq(ti.valid & ~ti.ready), held_sp.eq(sp_first)]
         wiring.connect(m, trk.l2_req, flip(self.l2_req))
         wiring.connect(m, flip(self.l2_resp), trk.l2_resp)
         wiring.connect(m, sp.smem_rd_req, flip(self.smem_rd_req))

@@ -75,8 +75,11 @@ class TmaTracker(wiring.Component):
     acknowledged on ``ack_valid``/``ack_seq`` for that one cycle.
 
     ``outstanding`` counts tracked ``l2_req`` handshakes minus ``l2_resp`` handshakes (TMA-F29).
-    ``l2_req.valid`` and ``o.valid`` are registers; the only combinational paths are
-    ``l2_req.ready`` -> ``i.ready`` and ``o.ready`` -> ``l2_resp.ready`` (ready to ready).
+    ``l2_req`` passes ``i`` through in the same cycle (the tag is chosen combinationally; it stays
+    stable while the request waits, since only an issue takes a tag), so a request costs no
+    cycle here (TMA-P4). ``i`` must therefore follow the stream rules itself. ``o.valid`` is a
+    register; the other combinational paths are ``l2_req.ready`` -> ``i.ready`` and ``o.ready``
+    -> ``l2_resp.ready``.
 
     Parameters
     ----------
@@ -101,7 +104,7 @@ class TmaTracker(wiring.Component):
     outstanding : Out(TAG_W + 1)
         Tracked requests issued and not yet answered (TMA-I10).
     busy : Out(1)
-        A request or response is held inside, or a request is outstanding.
+        A response is held inside, a tag is being released, or a request is outstanding.
     """
 
     def __init__(self, params=None):
@@ -147,19 +150,17 @@ class TmaTracker(wiring.Component):
         # -- request side ---------------------------------------------------------------------
         ip = i.payload
         tracked = ~_eq(ip.op, L2Op.PREFETCH)
-        out_free = ~req.valid | req.ready
-        m.d.comb += i.ready.eq(out_free & (tag_avail | ~tracked))
+        issuable = tag_avail | ~tracked
+        m.d.comb += [
+            req.valid.eq(i.valid & issuable),
+            i.ready.eq(req.ready & issuable),
+            req.payload.line.eq(ip.line), req.payload.sectors.eq(ip.sectors),
+            req.payload.op.eq(ip.op), req.payload.dtype.eq(ip.dtype),
+            req.payload.data.eq(ip.data), req.payload.be.eq(ip.be),
+            req.payload.tag.eq(Mux(tracked, alloc_tag, C(0, tw))),
+        ]
         accept = i.valid & i.ready
         alloc = accept & tracked
-        with m.If(out_free):
-            m.d.sync += req.valid.eq(i.valid & (tag_avail | ~tracked))
-        with m.If(accept):
-            m.d.sync += [
-                req.payload.line.eq(ip.line), req.payload.sectors.eq(ip.sectors),
-                req.payload.op.eq(ip.op), req.payload.dtype.eq(ip.dtype),
-                req.payload.data.eq(ip.data), req.payload.be.eq(ip.be),
-                req.payload.tag.eq(Mux(tracked, alloc_tag, C(0, tw))),
-            ]
         with m.If(alloc):
             with m.If(use_fresh):
                 m.d.sync += fresh.eq(fresh + 1)
@@ -207,5 +208,5 @@ class TmaTracker(wiring.Component):
         # -- outstanding counter (TMA-F29) ----------------------------------------------------
         req_hs_tracked = req.valid & req.ready & ~_eq(req.payload.op, L2Op.PREFETCH)
         m.d.sync += self.outstanding.eq(self.outstanding + req_hs_tracked - resp_hs)
-        m.d.comb += self.busy.eq(req.valid | s1_valid | self.outstanding.any() | free_wp.en)
+        m.d.comb += self.busy.eq(s1_valid | self.outstanding.any() | free_wp.en)
         return m

@@ -236,7 +236,35 @@ class TopBench:
             else:
                 raise AssertionError(f"group not complete after {timeout} cycles: done "
                                      f"{len(self.done.transfers)}/{want_done}, err "
-                                     f"{len(self.err.transfers)}/{want_err}")
+                                     f"{len(self.err.transfers)}/{want_err}; {self.ports()}")
+
+    def _requests(self):
+        """The observed and the golden L2 request keys, in order."""
+        return ([self._key(t.fields) for t in self.l2_mon.transfers],
+                [r.key() for c in self.golden_cmds for r in c.requests])
+
+    @staticmethod
+    def _request_mismatch(got, want):
+        """The first request that differs from the golden list on its path (read or write),
+        or None: the two paths are ordered independently (TMA-V6)."""
+        for path in (False, True):
+            g = [k for k in got if (k[0] in WRITE_PATH) == path]
+            w = [k for k in want if (k[0] in WRITE_PATH) == path]
+            for i, (a, b) in enumerate(zip(g, w)):
+                if a != b:
+                    return (f"{'write' if path else 'read'} request {i} (op, line, sectors, "
+                            f"dtype, data, be): {a[:4]} != golden {b[:4]}"
+                            + ("" if a[:4] != b[:4] else " (data or be differ)"))
+        return None
+
+    def ports(self):
+        """The handshake signals of every stream, ``outstanding`` and ``idle`` (for stall reports)."""
+        d = self.dut
+        hs = " ".join(f"{s}={read_int(getattr(d, s + '__valid'))}{read_int(getattr(d, s + '__ready'))}"
+                      for s in STREAMS)
+        return (f"valid/ready {hs}; outstanding={read_int(d.outstanding)} idle={read_int(d.idle)} "
+                f"l2_req transfers={len(self.l2_mon.transfers)}; first request mismatch: "
+                f"{self._request_mismatch(*self._requests())}")
 
     # -- comparison ------------------------------------------------------------------------
     async def check(self):
@@ -251,16 +279,10 @@ class TopBench:
         want_done = [r.cmd.id for r in cmds if not r.code]
         assert got_done == want_done, "done order differs from the golden model"
         # L2 requests per path, in order (TMA-V6), and their number (TMA-P3)
-        got = [self._key(t.fields) for t in self.l2_mon.transfers]
-        want = [r.key() for c in cmds for r in c.requests]
+        got, want = self._requests()
         assert len(got) == len(want), f"{len(got)} l2 requests, golden {len(want)} (TMA-P3)"
-        for path in (False, True):
-            g = [k for k in got if (k[0] in WRITE_PATH) == path]
-            w = [k for k in want if (k[0] in WRITE_PATH) == path]
-            for i, (a, b) in enumerate(zip(g, w)):
-                assert a == b, (f"{'write' if path else 'read'} request {i} (op, line, sectors, "
-                                f"dtype, data, be): {a[:4]} != golden {b[:4]}"
-                                + ("" if a[:4] != b[:4] else " (data or be differ)"))
+        problem = self._request_mismatch(got, want)
+        assert problem is None, problem
         # memory images (TMA-V5)
         assert self.smem.same_as(self.g_smem), "shared memory differs from the golden model"
         for line in sorted({r.line for c in cmds for r in c.requests if r.op in WRITE_PATH}):
