@@ -124,8 +124,20 @@ REGISTRY = {b.name: b for b in [
         testbench="tb.common.lzc_tb",
         params=(Param("width", 32, "1..256", "input width in bits"),),
     ),
-    Block(name="tma", kind="block", spec="tma.md", issue=4, status="planned (issues #4, #8)",
-          summary="tensor memory access unit: descriptor-driven tile/im2col loads, L2 requests, swizzler"),
+    Block(
+        name="tma", kind="block", spec="tma.md", issue=4,
+        summary="tensor memory access unit (part 1): descriptor-driven tile loads, L2 line "
+                "requests, swizzler, completion, block copies",
+        top="hw.tma:Tma", adapter="sim.blocks.tma",
+        params=(Param("addr_w", 64, "40..64", "global address width (TMA-C1)"),
+                Param("smem_aw", 18, "11..24", "shared-memory address width (TMA-C2)"),
+                Param("id_w", 8, "1..16", "command id width (TMA-C3)"),
+                Param("q_depth", 4, "2..16", "request FIFO depth (TMA-C4)"),
+                Param("dc_entries", 4, "2..16", "descriptor cache entries (TMA-C5)"),
+                Param("trk_entries", 32, "4..256, a power of two", "tracker tags (TMA-C6)"),
+                Param("nb_w", 20, "1..28", "num_blocks width (TMA-C7)")),
+        notes=("part 2 (im2col, store, reductions, prefetch) is issue #8",),
+    ),
     Block(
         name="trackq", kind="block", spec="trackq.md", issue=5,
         summary="out-of-order memory request tracking queues over a shared linked-list pool",

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from sim.errors import UsageError
 
-__all__ = ["load_json", "field", "integer"]
+__all__ = ["load_json", "field", "integer", "checked_object"]
 
 
 def load_json(path):
@@ -46,3 +46,13 @@ def integer(value, where, lo=None, hi=None):
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise UsageError(f"{where}: {value} is outside {lo}..{hi}")
     return value
+
+
+def checked_object(obj, where, keys):
+    """``obj`` checked to be a JSON object whose fields are all in ``keys``."""
+    if not isinstance(obj, dict):
+        raise UsageError(f"{where}: expected an object")
+    unknown = set(obj) - set(keys)
+    if unknown:
+        raise UsageError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+    return obj

@@ -79,6 +79,14 @@ class TmaParams:
         values.update(changes)
         return TmaParams(**values)
 
+    @classmethod
+    def of_build(cls, q):
+        """The parameters of a ``hw.tma.Tma`` build from its registry parameters (lower case,
+        missing ones at their defaults)."""
+        return cls(ADDR_W=q.get("addr_w", 64), SMEM_AW=q.get("smem_aw", 18), ID_W=q.get("id_w", 8),
+                   Q_DEPTH=q.get("q_depth", 4), DC_ENTRIES=q.get("dc_entries", 4),
+                   TRK_ENTRIES=q.get("trk_entries", 32), NB_W=q.get("nb_w", 20))
+
     def __eq__(self, other):
         return isinstance(other, TmaParams) and all(
             getattr(self, f.name) == getattr(other, f.name) for f in dc_fields(self))

@@ -24,7 +24,7 @@ from golden.trackq.model import TrackingQueuesModel
 from golden.trackq.params import Config, TrackqParams
 from golden.trackq.trace import run_trace
 from sim.errors import UsageError
-from sim.stimulus import field, integer
+from sim.stimulus import checked_object, field, integer
 
 TESTBENCH = "tb.trackq.run_tb"
 MAX_REQUESTS = 100_000
@@ -86,11 +86,7 @@ def _cycles(items, where, hi):
 
 def _request(obj, k, p, prev_offer):
     where = f"requests[{k}]"
-    if not isinstance(obj, dict):
-        raise UsageError(f"{where}: expected an object")
-    unknown = set(obj) - _REQ_KEYS
-    if unknown:
-        raise UsageError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+    checked_object(obj, where, _REQ_KEYS)
     offer = integer(field(obj, "offer", where, default=prev_offer), f"{where}.offer", prev_offer,
                     MAX_CYCLES)
     cls = field(obj, "cls", where, default=0)

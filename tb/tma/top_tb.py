@@ -58,11 +58,7 @@ DESC_BASE = 0xFFF0_0000            # descriptors live in their own region (below
 
 def top_params():
     """TmaParams of the build (the registry parameters of ``hw.tma.Tma``)."""
-    q = env.params()
-    return TmaParams(ADDR_W=q.get("addr_w", 64), SMEM_AW=q.get("smem_aw", 18),
-                     ID_W=q.get("id_w", 8), Q_DEPTH=q.get("q_depth", 4),
-                     DC_ENTRIES=q.get("dc_entries", 4), TRK_ENTRIES=q.get("trk_entries", 32),
-                     NB_W=q.get("nb_w", 20))
+    return TmaParams.of_build(env.params())
 
 
 def part1_case(case, p):
@@ -206,16 +202,19 @@ class TopBench:
                 self.smem.cta(cta).write(row << 7, data)
                 self.g_smem.cta(cta).write(row << 7, data)
 
-    async def run(self, cases, timeout=200_000, grouped=True):
+    async def run(self, cases, timeout=200_000, grouped=True, place=True, fill=True):
         """Place, group and issue ``cases``; wait for each group's ``done``/``err``. Ungrouped
         (benchmarks), the cases go back to back: the bench's in-order memory keeps a smem row
-        written twice in command order, as the golden model does."""
+        written twice in command order, as the golden model does. ``place=False`` keeps the
+        descriptor addresses (the caller stored them), ``fill=False`` the memory contents."""
         p = self.p
-        cases = self.place_descriptors(cases)
+        if place:
+            cases = self.place_descriptors(cases)
         groups, blank = group_commands(cases, p, self.g_gmem)
         if not grouped:
             groups = [cases]
-        self.fill_sources(blank)
+        if fill:
+            self.fill_sources(blank)
         self.cases += cases
         res = self.golden.run([c.cmd for c in cases])
         self.golden_cmds += res.commands
@@ -318,6 +317,7 @@ class TopBench:
         for model in (self.desc, self.l2, self.smem_rd):
             model.check_idle()
         return dict(commands=len(self.cases), rejected=len(want_err), requests=len(got),
+                    golden_requests=len(want),
                     beats=len(self.wr.transfers), desc_reads=n_rd,
                     max_outstanding=self.max_outstanding, cycles=sim_cycle())
 

@@ -2,8 +2,10 @@
 transaction model (tb/tma/top_tb.py): random tile loads, block copies, control and rejected
 commands with random memory latency, out-of-order L2 responses and back-pressure everywhere.
 
-Two builds: the default parameters, and the TMA-V19 corner (Q_DEPTH = DC_ENTRIES = 2,
-TRK_ENTRIES = 4, ADDR_W = 40) with narrow SMEM_AW / ID_W / NB_W.
+Three builds (TMA-V19): the default parameters, the narrow corner (Q_DEPTH = DC_ENTRIES = 2,
+TRK_ENTRIES = 4, ADDR_W = 40, SMEM_AW = 11, ID_W = 4, NB_W = 8) with the random regression, and
+the wide corner (TRK_ENTRIES = 256, SMEM_AW = 24, Q_DEPTH = DC_ENTRIES = 16, ID_W = 16,
+NB_W = 28) with the directed vectors.
 """
 
 import json
@@ -12,21 +14,16 @@ import pytest
 
 from hw.tma import Tma
 from sim.cocotb_run import run_testbench
-from sim.registry import Block, Param
+from sim import registry
 
 TB = "tb.tma.top_tb"
 
-BLOCK = Block(
-    name="tma_top", kind="test", summary="hw.tma.Tma (part 1)", spec="tma.md §2.2", top=Tma,
-    params=(Param("addr_w", 64, "40..64", "ADDR_W"), Param("smem_aw", 18, "11..24", "SMEM_AW"),
-            Param("id_w", 8, "1..16", "ID_W"), Param("q_depth", 4, "2..16", "Q_DEPTH"),
-            Param("dc_entries", 4, "2..16", "DC_ENTRIES"),
-            Param("trk_entries", 32, "4..256", "TRK_ENTRIES"), Param("nb_w", 20, "1..28", "NB_W")),
-)
+BLOCK = registry.get("tma")          # the CLI's block: `gpublocks run/bench tma` share the builds
 
 BUILDS = {"default": {},
-          "corner": dict(addr_w=40, smem_aw=13, id_w=4, q_depth=2, dc_entries=2, trk_entries=4,
-                         nb_w=8)}
+          "corner": dict(addr_w=40, smem_aw=11, id_w=4, q_depth=2, dc_entries=2, trk_entries=4,
+                         nb_w=8),
+          "wide": dict(smem_aw=24, id_w=16, q_depth=16, dc_entries=16, trk_entries=256, nb_w=28)}
 
 
 def _run(build, seed, testcase, tmp_path, **env):
@@ -41,31 +38,28 @@ def _run(build, seed, testcase, tmp_path, **env):
 @pytest.mark.req("TMA-I1", "TMA-I2", "TMA-I3", "TMA-I4", "TMA-I5", "TMA-I6", "TMA-I7", "TMA-I8",
                  "TMA-I9", "TMA-I10", "TMA-I13", "TMA-V5", "TMA-V6", "TMA-V11", "TMA-P3",
                  "TMA-E1", "TMA-E3", "TMA-F36", "TMA-F38")
-@pytest.mark.parametrize("build", list(BUILDS))
+@pytest.mark.parametrize("build", ["default", "corner"])
 def test_top_random_commands(build, seed, tmp_path):
     figures = _run(build, seed, "random_commands", tmp_path)
     assert figures["commands"] >= 60 and figures["requests"] > 0 and figures["beats"] > 0
 
 
-@pytest.mark.req("TMA-V1", "TMA-V2", "TMA-F22", "TMA-F31", "TMA-F34", "TMA-F47", "TMA-F49")
-def test_top_directed_vectors(seed, tmp_path):
-    figures = _run("default", seed, "directed_vectors", tmp_path)
+# seeds that once failed: (build, seed, what went wrong)
+REGRESSION_SEEDS = [
+    ("corner", 399710006, "a held read piece let the store path's WRITE go as taken (dropped)"),
+]
+
+
+@pytest.mark.req("TMA-V6", "TMA-P3")
+@pytest.mark.parametrize("build,fixed_seed,why", REGRESSION_SEEDS)
+def test_top_random_commands_regression(build, fixed_seed, why, tmp_path):
+    figures = _run(build, fixed_seed, "random_commands", tmp_path)
+    assert figures["commands"] >= 60, why
+
+
+@pytest.mark.req("TMA-V1", "TMA-V2", "TMA-V19", "TMA-F22", "TMA-F31", "TMA-F34", "TMA-F47",
+                 "TMA-F49")
+@pytest.mark.parametrize("build", ["default", "wide"])
+def test_top_directed_vectors(build, seed, tmp_path):
+    figures = _run(build, seed, "directed_vectors", tmp_path)
     assert {"GV9", "GV10", "GV17", "GV21", "GV24", "GV31", "GV36"} <= set(figures["vectors"])
-
-
-@pytest.mark.req("TMA-P1", "TMA-P2", "TMA-P4", "TMA-P5", "TMA-P6", "TMA-P8", "TMA-P10", "TMA-P11",
-                 "TMA-P12")
-def test_top_benchmarks(seed, tmp_path):
-    """The part-1 benchmarks under the spec's memory model (TMA-P12 figures printed), each
-    target asserted: rates, BM-LAT latency (TMA-P4), the BM-DMISS gap (TMA-P8) and BM-8D."""
-    f = _run("default", seed, "benchmarks", tmp_path)
-    for key in ("bm_tile", "bm_tile8", "bm_swz_128b", "bm_swz_none", "bm_blk"):
-        assert f[key]["request"]["per_cycle"] >= 0.98, (key, f[key])
-    for key in ("bm_tile", "bm_fill"):
-        assert f[key]["write"]["per_cycle"] >= 0.98, (key, f[key])
-    a, b = f["bm_swz_128b"]["request"]["window_cycles"], f["bm_swz_none"]["request"]["window_cycles"]
-    assert abs(a - b) <= 0.01 * max(a, b)
-    assert f["bm_tile"]["request"]["count"] == 512 and f["bm_fill"]["request"]["count"] == 0
-    assert f["bm_8d"]["request"]["window_cycles"] <= 92
-    assert f["bm_lat"]["first_req_latency"] <= 4
-    assert f["bm_dmiss"]["gap_cycles"] <= 4
