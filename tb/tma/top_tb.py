@@ -19,6 +19,9 @@ memories; the scoreboard then compares (TMA-V5, V6, P3, E1, F36):
 * the barrier bytes per (barrier, CTA);
 * the ``desc_rd`` count (§4.12: exact when every epoch has at most DC_ENTRIES descriptors);
 * ``idle`` = 1 and ``outstanding`` = 0 at the end, ``outstanding`` <= TRK_ENTRIES throughout.
+
+TMA-V10 runs the same commands and memory contents twice (no stall at all, then stressed) and
+also compares the two runs' records with each other.
 """
 
 import os
@@ -120,8 +123,10 @@ class TopBench:
     """The DUT's surroundings, the golden model and the end-of-test comparison."""
 
     def __init__(self, dut, p, rng, ready=0.8, l2_latency=(1, 30), l2_order="random",
-                 l2_ready=0.9, gaps=0.2, desc_latency=(1, 60), smem_latency=(1, 6)):
+                 l2_ready=0.9, gaps=0.2, desc_latency=(1, 60), smem_latency=(1, 6),
+                 data_rng=None):
         self.dut, self.p, self.rng = dut, p, rng
+        self.data_rng = data_rng or rng        # memory contents; its own stream to replay them
         clk = self.clk = dut.clk
         self.gmem = SparseMemory()
         self.smem = SharedMemory(p.SMEM_AW)
@@ -194,11 +199,11 @@ class TopBench:
                 if req.op == L2Op.READ:
                     a = req.line << 7
                     if a < DESC_BASE or a >= DESC_BASE + (1 << 20):
-                        data = self.rng.randbytes(LINE)
+                        data = self.data_rng.randbytes(LINE)
                         self.gmem.write(a, data)
                         self.g_gmem.write(a, data)
             for row, cta in r.smem_reads:
-                data = self.rng.randbytes(LINE)
+                data = self.data_rng.randbytes(LINE)
                 self.smem.cta(cta).write(row << 7, data)
                 self.g_smem.cta(cta).write(row << 7, data)
 
@@ -328,6 +333,26 @@ class TopBench:
                     beats=len(self.wr.transfers), desc_reads=n_rd,
                     max_outstanding=self.max_outstanding, cycles=sim_cycle())
 
+    def records(self):
+        """What the run produced, without its timing: the ``err`` stream, the ``done`` order,
+        the L2 requests per path in order, the barrier bytes per (barrier, CTA), every CTA's
+        shared memory and the global lines written (TMA-V10 compares two runs with these)."""
+        got, _ = self._requests()
+        tx = Counter()
+        for t in self.mbar.transfers:
+            for c in range(N_CTA):
+                if t.fields["mask"] >> c & 1:
+                    tx[(t.fields["addr"], c)] += t.fields["tx"]
+        lines = sorted({k[1] for k in got if k[0] in WRITE_PATH})
+        return dict(err=[(t.fields["id"], t.fields["code"]) for t in self.err.transfers],
+                    done=[t.fields["id"] for t in self.done.transfers],
+                    reads=[k for k in got if k[0] not in WRITE_PATH],
+                    writes=[k for k in got if k[0] in WRITE_PATH],
+                    mbar=dict(tx),
+                    smem=[bytes(self.smem.cta(c).read(0, 1 << self.p.SMEM_AW))
+                          for c in range(N_CTA)],
+                    gmem={a: bytes(self.gmem.read(a << 7, LINE)) for a in lines})
+
     def _exact_reads(self):
         epochs, cur = [], set()
         for c in self.cases:
@@ -386,6 +411,50 @@ async def random_commands(dut):
     n = int(os.environ.get("TMA_TOP_CMDS", "300"))
     await bench.run(random_cases(rng, p, n))
     figures = await bench.check()
+    dut._log.info(f"figures {figures}")
+    env.write_result(figures)
+
+
+# TMA-V10: the same commands and memory contents, once without any stall, once stressed
+V10_ZERO_STALL = dict(ready=1.0, l2_latency=(1, 1), l2_order="in_order", l2_ready=1.0, gaps=0.0,
+                      desc_latency=(1, 1), smem_latency=(1, 1))
+V10_STRESS = dict(ready=0.6, l2_latency=(1, 64), l2_order="random", l2_ready=0.7, gaps=0.4,
+                  desc_latency=(1, 64), smem_latency=(1, 64))
+_zero_stall_records = {}
+
+
+async def _v10_run(dut, stalls, stream):
+    p = top_params()
+    await start(dut)
+    bench = TopBench(dut, p, env.rng(stream), data_rng=env.rng(101), **stalls)
+    n = int(os.environ.get("TMA_V10_CMDS", "150"))
+    await bench.run(random_cases(env.rng(100), p, n))
+    figures = await bench.check()           # each run equals the golden model ...
+    return bench, figures
+
+
+@cocotb.test()
+async def zero_stall_reference(dut):
+    """TMA-V10, first half: random part-1 commands with every latency 1, no gap, no
+    back-pressure; checked against the golden model, its records kept for the stressed run."""
+    bench, figures = await _v10_run(dut, V10_ZERO_STALL, 102)
+    _zero_stall_records.update(bench.records(), cycles=figures["cycles"])
+
+
+@cocotb.test()
+async def stress_matches_zero_stall(dut):
+    """TMA-V10, second half: the same commands and memory contents with random 1-64-cycle
+    memory latency, out-of-order L2 responses, random ready on every output and random command
+    gaps; equal to the golden model and to the zero-stall run, record by record."""
+    assert _zero_stall_records, "run zero_stall_reference first (same simulator run)"
+    start_cycle = sim_cycle()
+    bench, figures = await _v10_run(dut, V10_STRESS, 103)
+    got = bench.records()                   # ... and the two runs equal each other
+    want = {k: v for k, v in _zero_stall_records.items() if k != "cycles"}
+    for key in want:
+        assert got[key] == want[key], f"stressed run differs from the zero-stall run in {key}"
+    figures.update(zero_stall_cycles=_zero_stall_records["cycles"],
+                   stress_cycles=figures["cycles"] - start_cycle)
     dut._log.info(f"figures {figures}")
     env.write_result(figures)
 

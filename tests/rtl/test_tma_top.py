@@ -71,3 +71,13 @@ def test_top_directed_vectors(build, seed, tmp_path):
 def test_top_wait_all_does_not_hold_later_requests(seed, tmp_path):
     figures = _run("default", seed, "wait_all_order", tmp_path)
     assert figures["later_first_request"] < 0
+
+
+@pytest.mark.req("TMA-V10", "TMA-V5", "TMA-V11")
+def test_top_stress_equals_zero_stall_run(seed, tmp_path):
+    """TMA-V10: 150 random part-1 commands (rejected ones, WAIT_ALL and DESC_INVAL included) run
+    twice on the same memory contents, once with no stall at all and once with random 1-64-cycle
+    desc/L2/smem latency, out-of-order L2 responses, random ready on every output and random
+    command gaps; both equal the golden model and each other."""
+    figures = _run("default", seed, "zero_stall_reference,stress_matches_zero_stall", tmp_path)
+    assert figures["requests"] > 0 and figures["stress_cycles"] > figures["zero_stall_cycles"]
