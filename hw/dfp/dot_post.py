@@ -133,7 +133,8 @@ class DotPost(wiring.Component):
         facc = Fp32Accumulator(fadd_cyc=f)
         m.submodules.facc = facc
         cd = Signal(range(max(f, 2)))          # cycles until facc.sum shows the last add
-        sum_ready = ~cd.any()
+        sum_ready = Signal(init=1)             # cd == 0, registered: o_res.valid and the issue
+                                               # logic start at a flip-flop (DFP-P9 timing)
         rl = struct_layout(result_fields(w))
         pend = Signal(len(self.o_res.payload.as_value()))   # the waiting result, whole word
         pend_valid = Signal()
@@ -173,11 +174,16 @@ class DotPost(wiring.Component):
             m.d.sync += wp.addr.eq(wp.addr + 1)
         with m.If(take_q):
             m.d.sync += rp.addr.eq(rp.addr + 1)
-        m.d.sync += level.eq(level + put_q - take_q)
+        # level +/- 1 come from the register alone; the handshakes only select (DFP-P9: the
+        # adder after the consumer control was the unit's critical path on ECP5)
+        with m.If(put_q & ~take_q):
+            m.d.sync += level.eq(level + 1)
+        with m.Elif(take_q & ~put_q):
+            m.d.sync += level.eq(level - 1)
         with m.If(fire & needs_add):
-            m.d.sync += cd.eq(f - 1)
+            m.d.sync += [cd.eq(f - 1), sum_ready.eq(f == 1)]
         with m.Elif(~sum_ready):
-            m.d.sync += cd.eq(cd - 1)
+            m.d.sync += [cd.eq(cd - 1), sum_ready.eq(eq_const(cd, 1))]
 
         canon = Mux(eq_const(head.part, 0x80000000), 0, head.part)   # fadd32(+0, part)
         with m.If(pend_valid & pend_wait & sum_ready):
