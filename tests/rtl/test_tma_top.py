@@ -81,3 +81,11 @@ def test_top_stress_equals_zero_stall_run(seed, tmp_path):
     command gaps; both equal the golden model and each other."""
     figures = _run("default", seed, "zero_stall_reference,stress_matches_zero_stall", tmp_path)
     assert figures["requests"] > 0 and figures["stress_cycles"] > figures["zero_stall_cycles"]
+
+
+@pytest.mark.req("TMA-V14", "TMA-F34", "TMA-F38")
+def test_top_multicast_masks(seed, tmp_path):
+    """TMA-V14: a tile load multicast to all 16 CTAs, to one other CTA, and to four CTAs without
+    the issuing one: identical rows and barrier bytes in the mask, nothing outside it."""
+    figures = _run("default", seed, "multicast_masks", tmp_path)
+    assert figures["masks"] == [0xFFFF, 1 << 9, 0xA050] and figures["beats"] > 0
