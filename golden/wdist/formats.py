@@ -14,7 +14,8 @@ from golden.common.fields import Fields
 __all__ = ["Level", "Mode", "Kind", "Stall", "Cause", "TraceKind", "Pass", "Err", "Shape",
            "Command", "Beat", "CtaRecord", "TraceRec", "ErrBeat", "FAIL",
            "cmd_fields", "cfg_fields", "bcast_fields", "cta_id_fields", "cta_complete_fields",
-           "flush_done_fields", "flush_req_fields", "cga_complete_fields", "err_fields",
+           "flush_done_fields", "flush_req_fields", "raster_beat_fields", "cga_complete_fields",
+           "err_fields",
            "trace_fields", "lin2xyz"]
 
 
@@ -278,13 +279,25 @@ def cfg_fields(p):
 def bcast_fields(p):
     """LAUNCH and LAUNCH_ID fields; a GRID beat reuses cmd's ``level``/dims (overlaid here as
     separate fields for clarity: the hardware may overlay them)."""
-    return Fields(("kind", 2), ("grid_id", p.GRID_ID_W), ("level", 3), ("mode", 1),
-                  ("grid_x", p.GX_W), ("grid_y", p.GY_W), ("grid_z", p.GZ_W),
-                  ("in_x", 6), ("in_y", 6), ("in_z", 6), ("out_x", 5), ("out_y", 5), ("out_z", 5),
-                  ("seq", p.SEQ_W), ("gpc", p.GPC_W), ("cnt", p.CNT_W, "unsigned", p.S_MAX),
-                  ("first_rank", p.RANK_W), ("is_cga", 1), ("gcga_first", 1), ("gcga_last", 1),
-                  ("end_of_cga", 1), ("cga_id", p.GPC_CGA_ID_W), ("ctaid_x", p.GX_W),
-                  ("ctaid_y", p.GY_W), ("ctaid_z", p.GZ_W), ("cga_cta_id", p.RANK_W))
+    return Fields(*_bcast_specs(p))
+
+
+def raster_beat_fields(p):
+    """The broadcast as the rasterizers see it: ``bcast`` plus the grid's unit dimensions
+    ``unit_x``, ``unit_y`` (U of G-RAST, valid on GRID beats). They are computed once at the
+    command head, where WD-E2 already divides the grid by out×in, so that no SM needs a divider
+    of grid width (docs/wdist.md)."""
+    return Fields(*_bcast_specs(p), ("unit_x", p.GX_W), ("unit_y", p.GY_W))
+
+
+def _bcast_specs(p):
+    return (("kind", 2), ("grid_id", p.GRID_ID_W), ("level", 3), ("mode", 1),
+            ("grid_x", p.GX_W), ("grid_y", p.GY_W), ("grid_z", p.GZ_W),
+            ("in_x", 6), ("in_y", 6), ("in_z", 6), ("out_x", 5), ("out_y", 5), ("out_z", 5),
+            ("seq", p.SEQ_W), ("gpc", p.GPC_W), ("cnt", p.CNT_W, "unsigned", p.S_MAX),
+            ("first_rank", p.RANK_W), ("is_cga", 1), ("gcga_first", 1), ("gcga_last", 1),
+            ("end_of_cga", 1), ("cga_id", p.GPC_CGA_ID_W), ("ctaid_x", p.GX_W),
+            ("ctaid_y", p.GY_W), ("ctaid_z", p.GZ_W), ("cga_cta_id", p.RANK_W))
 
 
 def cta_id_fields(p):

@@ -1,0 +1,309 @@
+"""``wd_raster[s]``: the per-SM distributed rasterizer (WD-F25, WD-F26, WD-F27; G-RAST, A9).
+
+No CTA ID travels on the broadcast. Every SM watches every beat and counts the units that went
+by since its last own CTA (delta); when its own CTAs arrive it moves its stored position forward
+by delta and emits one ``cta_id`` record per CTA. Three stages, so beats are taken every cycle
+while IDs are computed behind them:
+
+- **front** (one beat per cycle): counts delta (CTAs for PLAIN, ``end_of_cga`` beats for the CGA
+  levels) and pushes an entry into the run FIFO (RASTER_FIFO_DEPTH): a GRID marker, a run (the
+  delta to advance by, the own CTA count, the first own rank), a fold (delta about to overflow
+  DELTA_W bits, WD-F26) or a LAUNCH_ID copy. The beat waits only while the FIFO is full.
+- **divide**: one run at a time, DELTA_W + 1 cycles of chained restoring-division steps (one
+  dividend bit per cycle): delta → (xd, yd, zd) of A9 on the unit grid (U_x, U_y), and the first
+  rank ρ0 → its in-CGA digits ``lin2xyz(ρ0 mod isz; I)``, ``lin2xyz(ρ0 div isz; O)``.
+- **emit**: adds the digits to the position with A9's two carries and emits the run's records,
+  one per cycle, stepping the position (PLAIN) or the rank digits (CGA levels) by +1; the next
+  run's division overlaps the emission.
+
+The unit grid U comes with the GRID beat (``unit_x``, ``unit_y``, computed once at the command
+head), so no SM divides by a grid-wide value.
+"""
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from golden.wdist.formats import Kind, Level, cta_id_fields, raster_beat_fields
+from golden.wdist.params import WdistParams
+from hw.common.layout import struct_layout
+from hw.common.lintops import eq, eq_const, ge, ge_const, is_zero, nonzero
+from hw.common.params import check_int, reject
+from hw.common.regfifo import RegFifo
+from hw.common.serialdiv import div_step
+
+__all__ = ["Rasterizer"]
+
+# run FIFO entry kinds
+_GRID, _RUN, _COPY = 0, 1, 2
+
+
+class Rasterizer(wiring.Component):
+    """The rasterizer of global SM ``sm`` (A9, G-RAST).
+
+    Parameters
+    ----------
+    params : WdistParams
+        The build (N_GPC, SM_PER_GPC, DELTA_W, RASTER_FIFO_DEPTH and the widths of §3.2).
+    sm : int
+        Global SM index, 0..N_SM − 1.
+
+    Members
+    -------
+    beat : In(stream.Signature(raster_beat_fields))
+        The broadcast (GRID, LAUNCH, LAUNCH_ID beats) plus the grid's unit dimensions on GRID
+        beats. ``ready`` is low only while the run FIFO is full.
+    cta_id : Out(stream.Signature(cta_id_fields))
+        One record per CTA placed on this SM, in global launch order (WD-I4).
+    idle : Out(1)
+        Nothing pending: FIFO empty, no run dividing or emitting, no record waiting.
+    """
+
+    def __init__(self, params, sm):
+        if not isinstance(params, WdistParams):
+            reject(self, f"params must be a WdistParams, got {params!r}")
+        self.p = params
+        self.sm = check_int(self, "sm", sm, 0, params.N_SM - 1)
+        self.gpc, self.local = params.gpc_of(sm)
+        self.beat_layout = struct_layout(raster_beat_fields(params))
+        self.rec_layout = struct_layout(cta_id_fields(params))
+        super().__init__({
+            "beat": In(stream.Signature(self.beat_layout)),
+            "cta_id": Out(stream.Signature(self.rec_layout)),
+            "idle": Out(1),
+        })
+
+    def elaborate(self, platform):
+        p = self.p
+        m = Module()
+        dw = p.DELTA_W
+        run_w = dw + 1                       # delta + prefix never leaves DELTA_W + 1 bits
+        steps = max(run_w, p.RANK_W)          # division cycles per run
+        cnt_w, rank_w = p.CNT_W, p.RANK_W
+        limit = 1 << dw
+
+        # ---------------- run FIFO entry ------------------------------------------------------
+        grid_l = data.StructLayout({
+            "level": 3, "unit_x": p.GX_W, "unit_y": p.GY_W,
+            "in_x": 6, "in_y": 6, "in_z": 6, "out_x": 5, "out_y": 5, "out_z": 5})
+        run_l = data.StructLayout({"delta": run_w, "mine": cnt_w, "rho0": rank_w})
+        copy_l = data.StructLayout({"ctaid_x": p.GX_W, "ctaid_y": p.GY_W, "ctaid_z": p.GZ_W,
+                                    "cga_cta_id": rank_w})
+        entry_l = data.StructLayout({
+            "kind": 2, "grid_id": p.GRID_ID_W, "seq": p.SEQ_W, "is_cga": 1,
+            "cga_id": p.GPC_CGA_ID_W,
+            "body": data.UnionLayout({"grid": grid_l, "run": run_l, "copy": copy_l})})
+        m.submodules.fifo = fifo = RegFifo(entry_l.size, p.RASTER_FIFO_DEPTH)
+        w_rdy = ~eq_const(fifo.level, p.RASTER_FIFO_DEPTH)
+
+        # ---------------- front: delta counting ------------------------------------------------
+        b = self.beat.payload
+        delta = Signal(dw)
+        cur_plain = Signal(init=1)
+        own_gpc = eq_const(b.gpc, self.gpc)
+        cnt = [b.cnt[i] for i in range(p.S_MAX)]
+        mine = Mux(own_gpc, cnt[self.local], 0)
+        prefix = Mux(own_gpc, sum(cnt[:self.local], Const(0, cnt_w)), 0)
+        total = sum(cnt[1:], cnt[0])
+        entry = Signal(entry_l)
+        push = Signal()
+        m.d.comb += [
+            entry.grid_id.eq(b.grid_id), entry.seq.eq(b.seq), entry.is_cga.eq(b.is_cga),
+            entry.cga_id.eq(b.cga_id),
+            fifo.w_data.eq(entry), fifo.w_en.eq(push & self.beat.valid & w_rdy),
+            self.beat.ready.eq(w_rdy),
+        ]
+        take = self.beat.valid & self.beat.ready
+        run = entry.body.run
+        with m.If(eq_const(b.kind, Kind.GRID)):
+            g = entry.body.grid
+            m.d.comb += [push.eq(1), entry.kind.eq(_GRID), g.level.eq(b.level),
+                         g.unit_x.eq(b.unit_x), g.unit_y.eq(b.unit_y),
+                         g.in_x.eq(b.in_x), g.in_y.eq(b.in_y), g.in_z.eq(b.in_z),
+                         g.out_x.eq(b.out_x), g.out_y.eq(b.out_y), g.out_z.eq(b.out_z)]
+            with m.If(take):
+                m.d.sync += [delta.eq(0), cur_plain.eq(eq_const(b.level, Level.PLAIN))]
+        with m.Elif(eq_const(b.kind, Kind.LAUNCH)):
+            m.d.comb += entry.kind.eq(_RUN)
+            with m.If(nonzero(mine)):
+                # a run: advance by the units before the first own CTA, then emit `mine`
+                m.d.comb += [push.eq(1), run.mine.eq(mine)]
+                with m.If(cur_plain):
+                    m.d.comb += run.delta.eq(delta + prefix)
+                    with m.If(take):   # the next delta counts from the last own CTA + 1
+                        m.d.sync += delta.eq(total - prefix - mine + 1)
+                with m.Else():
+                    m.d.comb += [run.delta.eq(delta), run.rho0.eq(b.first_rank + prefix)]
+                    with m.If(take):
+                        m.d.sync += delta.eq(b.end_of_cga)
+            with m.Else():
+                # not ours: count; fold the delta into the position before it overflows
+                extra = Mux(cur_plain, total, b.end_of_cga)
+                over = ge_const(delta + extra, limit)
+                m.d.comb += [push.eq(over), run.delta.eq(delta)]
+                with m.If(take):
+                    m.d.sync += delta.eq(Mux(over, extra, delta + extra))
+        with m.Elif(eq_const(b.kind, Kind.LAUNCH_ID)):
+            c = entry.body.copy
+            m.d.comb += [push.eq(eq_const(mine, 1)), entry.kind.eq(_COPY),
+                         c.ctaid_x.eq(b.ctaid_x), c.ctaid_y.eq(b.ctaid_y),
+                         c.ctaid_z.eq(b.ctaid_z), c.cga_cta_id.eq(b.cga_cta_id)]
+
+        # ---------------- grid configuration (divide stage copy, emit stage copy) -------------
+        def config(name):
+            regs = {"plain": Signal(name=f"{name}_plain", init=1),
+                    "gpu": Signal(name=f"{name}_gpu"),
+                    "ux": Signal(p.GX_W, name=f"{name}_ux", init=1),
+                    "uy": Signal(p.GY_W, name=f"{name}_uy", init=1),
+                    "isz": Signal(18, name=f"{name}_isz", init=1)}
+            for k, w in (("ix", 6), ("iy", 6), ("iz", 6), ("ox", 5), ("oy", 5), ("oz", 5)):
+                regs[k] = Signal(w, name=f"{name}_{k}", init=1)
+            return regs
+        dcfg, ecfg = config("dcfg"), config("ecfg")
+
+        # ---------------- divide stage ---------------------------------------------------------
+        head = data.View(entry_l, fifo.r_data)
+        d_valid = Signal()
+        d_left = Signal(range(steps + 1))
+        d_entry = Signal(entry_l)
+        d_done = d_valid & is_zero(d_left)
+        e_take = Signal()
+        pop = fifo.r_rdy & (~d_valid | e_take)
+        m.d.comb += fifo.r_en.eq(pop)
+
+        dl = Signal(steps)                    # delta, MSB first
+        rk = Signal(steps)                    # ρ0, MSB first
+        rem_x = Signal(min(p.GX_W, steps))
+        rem_y = Signal(min(p.GY_W, steps))
+        zd = Signal(steps)
+        # ρ0 digits: ρ0 / in_x / in_y / in_z / out_x / out_y, and ρ0 mod isz
+        rem_r = [Signal(min(w, steps), name=f"rem_{n}") for n, w in
+                 (("rx", 6), ("ry", 6), ("rz", 6), ("vx", 5), ("vy", 5))]
+        vz = Signal(steps)
+        rem_isz = Signal(min(18, steps))
+        with m.If(d_valid & nonzero(d_left)):
+            q1, n1 = div_step(rem_x, dl[-1], dcfg["ux"])
+            q2, n2 = div_step(rem_y, q1, dcfg["uy"])
+            m.d.sync += [rem_x.eq(n1), rem_y.eq(n2), zd.eq(Cat(q2, zd[:-1])),
+                         dl.eq(dl << 1), d_left.eq(d_left - 1)]
+            bit = rk[-1]
+            for reg, div in zip(rem_r, ("ix", "iy", "iz", "ox", "oy")):
+                bit, nxt = div_step(reg, bit, dcfg[div])
+                m.d.sync += reg.eq(nxt)
+            _, n_isz = div_step(rem_isz, rk[-1], dcfg["isz"])
+            m.d.sync += [vz.eq(Cat(bit, vz[:-1])), rem_isz.eq(n_isz), rk.eq(rk << 1)]
+        with m.If(e_take):
+            m.d.sync += d_valid.eq(0)
+        with m.If(pop):
+            is_run = eq_const(head.kind, _RUN)
+            # PLAIN runs need only the delta's bits (its MSB moved to the top of dl); CGA runs
+            # also the rank's, so they take max(DELTA_W + 1, RANK_W) steps
+            short = dcfg["plain"] & ~eq_const(head.kind, _GRID)
+            m.d.sync += [d_valid.eq(1), d_entry.eq(head),
+                         d_left.eq(Mux(is_run, Mux(short, run_w, steps), 0)),
+                         dl.eq(Mux(short, head.body.run.delta << (steps - run_w),
+                                   head.body.run.delta)),
+                         rk.eq(head.body.run.rho0),
+                         rem_x.eq(0), rem_y.eq(0), rem_isz.eq(0), zd.eq(0), vz.eq(0)]
+            m.d.sync += [r.eq(0) for r in rem_r]
+            with m.If(eq_const(head.kind, _GRID)):
+                hg = head.body.grid
+                outer = eq_const(hg.level, Level.GPU) | eq_const(hg.level, Level.CPC)
+                plain = eq_const(hg.level, Level.PLAIN)
+                ix, iy, iz = (Mux(plain, 1, v) for v in (hg.in_x, hg.in_y, hg.in_z))
+                m.d.sync += [
+                    dcfg["plain"].eq(plain), dcfg["gpu"].eq(eq_const(hg.level, Level.GPU)),
+                    dcfg["ux"].eq(hg.unit_x), dcfg["uy"].eq(hg.unit_y),
+                    dcfg["ix"].eq(ix), dcfg["iy"].eq(iy), dcfg["iz"].eq(iz),
+                    dcfg["ox"].eq(Mux(outer, hg.out_x, 1)), dcfg["oy"].eq(Mux(outer, hg.out_y, 1)),
+                    dcfg["oz"].eq(Mux(outer, hg.out_z, 1)),
+                    dcfg["isz"].eq(ix * iy * iz),
+                ]
+
+        # ---------------- emit stage -----------------------------------------------------------
+        pos = [Signal(p.GX_W, name="pos_x"), Signal(p.GY_W, name="pos_y"),
+               Signal(p.GZ_W, name="pos_z")]
+        dig = {n: Signal(w, name=f"dig_{n}") for n, w in
+               (("rx", 6), ("ry", 6), ("rz", 6), ("vx", 5), ("vy", 5), ("vz", p.GZ_W),
+                ("r", rank_w), ("rho", rank_w))}
+        e_left = Signal(cnt_w)
+        e_meta = Signal(entry_l)              # grid_id, seq, is_cga, cga_id of the run
+        out = self.cta_id
+        out_free = ~out.valid | out.ready
+        with m.If(out.ready):
+            m.d.sync += out.valid.eq(0)
+
+        d_kind = d_entry.kind
+        m.d.comb += e_take.eq(d_done & is_zero(e_left) & (~eq_const(d_kind, _COPY) | out_free))
+        take_run = Signal()
+        m.d.comb += take_run.eq(e_take & eq_const(d_kind, _RUN))
+
+        # A9: the new position after the run's delta, two carries
+        ux, uy = ecfg["ux"], ecfg["uy"]
+        x1 = pos[0] + rem_x
+        cx = ge(x1, ux)
+        y1 = pos[1] + rem_y + cx
+        cy = ge(y1, uy)
+        adv = [Mux(cx, x1 - ux, x1)[:p.GX_W], Mux(cy, y1 - uy, y1)[:p.GY_W],
+               (pos[2] + zd + cy)[:p.GZ_W]]
+        src_pos = [Mux(take_run, a, q) for a, q in zip(adv, pos)]
+        d_dig = dict(zip(("rx", "ry", "rz", "vx", "vy"), rem_r))
+        src_dig = {n: Mux(take_run, d_dig[n], dig[n]) for n in ("rx", "ry", "rz", "vx", "vy")}
+        src_dig["vz"] = Mux(take_run, vz, dig["vz"])
+        src_dig["r"] = Mux(take_run, rem_isz, dig["r"])
+        src_dig["rho"] = Mux(take_run, d_entry.body.run.rho0, dig["rho"])
+        src_left = Mux(take_run, d_entry.body.run.mine, e_left)
+        src_meta = Mux(take_run, d_entry, e_meta)
+        meta = data.View(entry_l, src_meta)
+
+        # the record of the current state: ctaid = pos·(O·I) + v·I + r per axis (PLAIN: pos)
+        plain, gpu = ecfg["plain"], ecfg["gpu"]
+        oi = [ecfg["ox"] * ecfg["ix"], ecfg["oy"] * ecfg["iy"], ecfg["oz"] * ecfg["iz"]]
+        ctaid = [(src_pos[a] * oi[a] + src_dig[v] * ecfg[i] + src_dig[r])[:len(pos[a])]
+                 for a, v, i, r in ((0, "vx", "ix", "rx"), (1, "vy", "iy", "ry"),
+                                    (2, "vz", "iz", "rz"))]
+        emit = Signal()
+        m.d.comb += emit.eq(nonzero(src_left) & out_free)
+        rec = out.payload
+        with m.If(emit):
+            m.d.sync += [out.valid.eq(1), rec.grid_id.eq(meta.grid_id), rec.seq.eq(meta.seq),
+                         rec.ctaid_x.eq(ctaid[0]), rec.ctaid_y.eq(ctaid[1]),
+                         rec.ctaid_z.eq(ctaid[2]), rec.is_cga.eq(meta.is_cga),
+                         rec.cga_id.eq(meta.cga_id),
+                         rec.cga_cta_id.eq(Mux(plain, 0, Mux(gpu, src_dig["r"], src_dig["rho"])))]
+        with m.Elif(e_take & eq_const(d_kind, _COPY)):
+            cp = d_entry.body.copy
+            m.d.sync += [out.valid.eq(1), rec.grid_id.eq(d_entry.grid_id),
+                         rec.seq.eq(d_entry.seq), rec.ctaid_x.eq(cp.ctaid_x),
+                         rec.ctaid_y.eq(cp.ctaid_y), rec.ctaid_z.eq(cp.ctaid_z),
+                         rec.is_cga.eq(d_entry.is_cga), rec.cga_id.eq(d_entry.cga_id),
+                         rec.cga_cta_id.eq(cp.cga_cta_id)]
+
+        # the state after this cycle: +1 on the position (PLAIN) or on the rank digits
+        x2 = src_pos[0] + 1
+        wx = eq(x2, ux)
+        y2 = src_pos[1] + wx
+        wy = wx & eq(y2, uy)
+        step_pos = [Mux(wx, 0, x2)[:p.GX_W], Mux(wy, 0, y2)[:p.GY_W], (src_pos[2] + wy)[:p.GZ_W]]
+        step_dig, carry = {}, Const(1)
+        for n, lim in (("rx", "ix"), ("ry", "iy"), ("rz", "iz"), ("vx", "ox"), ("vy", "oy")):
+            v = src_dig[n] + carry
+            wrap = carry & eq(v, ecfg[lim])
+            step_dig[n] = Mux(wrap, 0, v)
+            carry = wrap
+        step_dig["vz"] = src_dig["vz"] + carry
+        r1 = src_dig["r"] + 1
+        step_dig["r"] = Mux(eq(r1, ecfg["isz"]), 0, r1)
+        step_dig["rho"] = src_dig["rho"] + 1
+        with m.If(take_run | emit):
+            # the position stays on the run's last CTA (the next delta counts from there)
+            more = emit & plain & ~eq_const(src_left, 1)
+            m.d.sync += [q.eq(Mux(more, sp, cp)) for q, sp, cp in zip(pos, step_pos, src_pos)]
+            m.d.sync += [dig[n].eq(Mux(emit & ~plain, step_dig[n], src_dig[n])) for n in dig]
+            m.d.sync += [e_left.eq(src_left - emit), e_meta.eq(src_meta)]
+        with m.If(e_take & eq_const(d_kind, _GRID)):
+            m.d.sync += [ecfg[k].eq(dcfg[k]) for k in ecfg]
+            m.d.sync += [q.eq(0) for q in pos]
+
+        m.d.comb += self.idle.eq(~fifo.r_rdy & ~d_valid & is_zero(e_left) & ~out.valid)
+        return m

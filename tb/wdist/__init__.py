@@ -1,0 +1,1 @@
+"""cocotb testbenches of the work distributor (hw/wdist) against golden/wdist."""
