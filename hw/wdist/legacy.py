@@ -22,7 +22,7 @@ from golden.wdist.params import WdistParams
 from hw.common.layout import struct_layout
 from hw.common.lintops import eq, eq_const, ge, is_zero, lt, nonzero, select
 from hw.common.params import reject
-from hw.common.regfifo import RegFifo
+from hw.wdist.beatq import beat_queue, grid_beat
 
 __all__ = ["Legacy"]
 
@@ -140,17 +140,7 @@ class Legacy(wiring.Component):
                      self.commit_shape.regs_g.eq(c.regs_g), self.commit_shape.smem_g.eq(c.smem_g),
                      self.commit_shape.warps.eq(c.warps)]
 
-        # the beat queue; cga_id (0 here, filled in by the GPM) does not go through it
-        lo = self.beat_fields.offsets["cga_id"]
-        hi = lo + p.GPC_CGA_ID_W
-        m.submodules.q = q = RegFifo(self.beat_layout.size - p.GPC_CGA_ID_W, 2)
-        out_bits = self.beat.payload.as_value()
-        m.d.comb += [self.beat.valid.eq(q.r_rdy), out_bits[:lo].eq(q.r_data[:lo]),
-                     out_bits[hi:].eq(q.r_data[lo:]),
-                     q.r_en.eq(self.beat.valid & self.beat.ready)]
-        room = lt(q.level, 2)
-        bt = data.View(data.StructLayout({name: fld.shape for name, fld in self.beat_layout
-                                          if name != "cga_id"}), q.w_data)
+        bt, w_en, room = beat_queue(m, p, self.beat, self.beat_layout)
         m.d.comb += bt.grid_id.eq(c.grid_id)
 
         # position counters: PLAIN CTA k = (kx, ky, kz); GPC unit u = (ux, uy, uz) and rank r's
@@ -211,7 +201,7 @@ class Legacy(wiring.Component):
                         for x in range(p.N_SM)]
 
         def launch(gpc, loc, onehot, seq_v, first_rank, ctaid):
-            m.d.comb += [q.w_en.eq(1), bt.kind.eq(Kind.LAUNCH_ID), bt.seq.eq(seq_v),
+            m.d.comb += [w_en.eq(1), bt.kind.eq(Kind.LAUNCH_ID), bt.seq.eq(seq_v),
                          bt.gpc.eq(gpc), bt.first_rank.eq(first_rank),
                          bt.ctaid_x.eq(ctaid[0]), bt.ctaid_y.eq(ctaid[1]), bt.ctaid_z.eq(ctaid[2]),
                          self.commit.eq(1)]
@@ -233,15 +223,10 @@ class Legacy(wiring.Component):
 
         grid_sent = Signal()
 
-        def grid_beat():
-            """The GRID beat, written just before the grid's first LAUNCH_ID beat (WD-F19: a
-            grid that launches nothing emits no beat)."""
-            m.d.comb += [q.w_en.eq(1), bt.kind.eq(Kind.GRID), bt.level.eq(c.level),
-                         bt.mode.eq(c.mode), bt.grid_x.eq(c.grid_x), bt.grid_y.eq(c.grid_y),
-                         bt.grid_z.eq(c.grid_z), bt.in_x.eq(c.in_x), bt.in_y.eq(c.in_y),
-                         bt.in_z.eq(c.in_z), bt.out_x.eq(c.out_x), bt.out_y.eq(c.out_y),
-                         bt.out_z.eq(c.out_z), bt.unit_x.eq(Mux(plain, c.grid_x, unit[0])),
-                         bt.unit_y.eq(Mux(plain, c.grid_y, unit[1]))]
+        def grid_beat_once():
+            """The GRID beat, just before the grid's first LAUNCH_ID beat (WD-F19: a grid that
+            launches nothing emits no beat)."""
+            m.d.comb += grid_beat(bt, w_en, c, unit[0], unit[1], plain)
             m.d.sync += grid_sent.eq(1)
 
         go = room & (~waiting | self.dirty)
@@ -266,7 +251,7 @@ class Legacy(wiring.Component):
                     with m.Else():
                         m.d.sync += waiting.eq(1)
                 with m.Elif(~grid_sent):
-                    grid_beat()
+                    grid_beat_once()
                 with m.Else():
                     m.d.sync += waiting.eq(0)
                     launch(g_of_s, l_of_s, onehot_plain, seq, Const(0, 1), kpos)
@@ -292,7 +277,7 @@ class Legacy(wiring.Component):
                     m.d.sync += [v.eq(0) for v in rdig]
         with m.Elif(eq_const(st, _State.PLACE.value)):
             with m.If(room & ~grid_sent):
-                grid_beat()
+                grid_beat_once()
             with m.Elif(room):
                 m.d.comb += self.attempt.eq(1)
                 first = is_zero(rank)

@@ -1,0 +1,56 @@
+"""RTL regression of the shadow session controller (hw/wdist/launcher.py) on Verilator against
+golden sessions (tb/wdist/launcher_tb.py), and its Verilator -Wall lint."""
+
+import pytest
+
+from golden.wdist.params import WdistParams
+from hw.wdist.launcher import Launcher
+from sim.cocotb_run import run_testbench
+from sim.registry import Block, Param
+from sim.verilog import lint, write_verilog
+
+TB = "tb.wdist.launcher_tb"
+
+
+def launcher(**params):
+    """Test top: Launcher of the WdistParams built from integer parameters."""
+    return Launcher(WdistParams(**params))
+
+
+BLOCK = Block(
+    name="wdist_launcher", kind="test", summary="wd_gpu2gpc + mock GPCs (test builds)",
+    spec="wdist.md G-SESS-PLAIN, G-SESS-GPC, G-A5", top=launcher,
+    params=(Param("N_GPC", 2, "1..16", "GPCs"), Param("SM_PER_GPC", 4, "2..32", "SMs per GPC"),
+            Param("CTA_SLOTS", 8, "1..63", "CTA slots"),
+            Param("SESSION_MAX_STEPS", 8, "1..255", "A5 steps per session")),
+)
+
+BUILDS = {"2x4": dict(SESSION_MAX_STEPS=2), "4x8": dict(N_GPC=4, SM_PER_GPC=8, CTA_SLOTS=32)}
+
+
+@pytest.mark.req("WD-F4", "WD-F12", "WD-F13", "WD-F14", "WD-F17", "WD-F18", "WD-F19", "WD-V7")
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_launcher_matches_golden(build, seed):
+    """Random PLAIN and level-GPC (LB, MC) grids with waits, FAIL events and NEVER_FITS: every
+    beat, FAIL event and result equals the golden sessions."""
+    run_testbench(BLOCK, BLOCK.resolve_params(BUILDS[build]), TB, testcase="random_grids",
+                  seed=seed)
+
+
+@pytest.mark.req("WD-F6", "WD-F12")
+def test_launcher_fills(seed):
+    run_testbench(BLOCK, BLOCK.resolve_params(BUILDS["4x8"]), TB, testcase="plain_fill,cga_fill",
+                  seed=seed)
+
+
+# Known lint defect: inside the launcher, MockGpc's output ``c`` and PlaceEngine's ``dbg_more``
+# have no reader; Amaranth drops them from the submodule port lists and leaves the assigned
+# wires, which ``-Wall`` reports as UNUSEDSIGNAL (the only warnings left). Fix: build those
+# outputs only when asked for (a ``debug`` flag), or extend sim/verilog.debug_alias_lines.
+@pytest.mark.xfail(strict=True, reason="UNUSEDSIGNAL on MockGpc.c / PlaceEngine.dbg_more "
+                   "left unread inside the launcher (see comment)")
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_launcher_lints_clean(build, tmp_path):
+    path, module = write_verilog(BLOCK, BLOCK.resolve_params(BUILDS[build]), out_dir=tmp_path)
+    ok, messages = lint(path, module)
+    assert ok, messages
