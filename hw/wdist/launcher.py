@@ -20,17 +20,14 @@ Levels GPU, GPU_FLAT and CPC are not built yet; the command checker must answer 
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, enum, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import enum
 from amaranth.utils import ceil_log2
 
-from golden.wdist.formats import Err, Kind, Level, Mode, cmd_fields, raster_beat_fields
-from golden.wdist.params import WdistParams
-from hw.common.layout import struct_layout
+from golden.wdist.formats import Err, Kind, Level, Mode
 from hw.common.lintops import eq, eq_const, is_zero, lt, nonzero
-from hw.common.params import reject
 from hw.wdist.beatq import beat_queue, grid_beat
 from hw.wdist.engine import PlaceEngine
+from hw.wdist.launch_ports import LauncherPorts
 from hw.wdist.mock_gpc import MockGpc, Op
 
 __all__ = ["Launcher"]
@@ -61,7 +58,7 @@ def _lowest(mask, n):
     return Cat(*onehot), idx
 
 
-class Launcher(wiring.Component):
+class Launcher(LauncherPorts):
     """The shadow-state launcher (``DISTRIBUTOR = "shadow"``), levels PLAIN and GPC.
 
     Parameters
@@ -70,36 +67,8 @@ class Launcher(wiring.Component):
 
     Members
     -------
-    Same as :class:`~hw.wdist.legacy.Legacy`: ``grid`` in; ``free``, ``credit``, ``empty``,
-    ``dirty`` from the tracker; ``attempt`` (a snapshot: the top clears ``dirty``), ``commit``,
-    ``commit_a``, ``commit_shape``, ``credit_dec`` to it; ``beat``, ``fail``, ``never_fits``,
-    ``result``, ``stall``, ``next_seq``, ``busy``.
+    See :class:`~hw.wdist.launch_ports.LauncherPorts`.
     """
-
-    def __init__(self, params):
-        if not isinstance(params, WdistParams):
-            reject(self, f"params must be a WdistParams, got {params!r}")
-        p = self.p = params
-        self.cmd_layout = struct_layout(cmd_fields(p))
-        self.grid_layout = data.StructLayout({"cmd": self.cmd_layout, "unit_x": p.GX_W,
-                                              "unit_y": p.GY_W, "unit_z": p.GZ_W})
-        self.beat_fields = raster_beat_fields(p)
-        self.beat_layout = struct_layout(self.beat_fields)
-        self.shape_layout = data.StructLayout({"regs_g": 9, "smem_g": 10, "warps": 7})
-        self.result_layout = data.StructLayout({"grid_id": p.GRID_ID_W, "code": 4, "info": 16})
-        super().__init__({
-            "grid": In(stream.Signature(self.grid_layout)),
-            "free": In(data.ArrayLayout(p.FREE_W, p.N_SM)),
-            "credit": In(data.ArrayLayout(8, p.N_GPC)),
-            "empty": In(1), "dirty": In(1),
-            "attempt": Out(1),
-            "commit": Out(1), "commit_a": Out(data.ArrayLayout(p.CNT_W, p.N_SM)),
-            "commit_shape": Out(self.shape_layout), "credit_dec": Out(p.N_GPC),
-            "beat": Out(stream.Signature(self.beat_layout)),
-            "fail": Out(1), "never_fits": Out(1),
-            "result": Out(stream.Signature(self.result_layout)),
-            "stall": Out(3), "next_seq": Out(p.SEQ_W), "busy": Out(1),
-        })
 
     def elaborate(self, platform):
         p = self.p

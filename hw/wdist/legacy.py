@@ -13,16 +13,13 @@ otherwise the same, cycle for cycle, while the beat queue drains one beat per cy
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, enum, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import enum
 from amaranth.utils import ceil_log2
 
-from golden.wdist.formats import Err, Kind, Level, Mode, cmd_fields, raster_beat_fields
-from golden.wdist.params import WdistParams
-from hw.common.layout import struct_layout
+from golden.wdist.formats import Err, Kind, Level, Mode
 from hw.common.lintops import eq, eq_const, ge, is_zero, lt, nonzero, select
-from hw.common.params import reject
 from hw.wdist.beatq import beat_queue, grid_beat
+from hw.wdist.launch_ports import LauncherPorts
 
 __all__ = ["Legacy"]
 
@@ -61,7 +58,7 @@ def _argmax(m, keys, name):
     return nodes[0]
 
 
-class Legacy(wiring.Component):
+class Legacy(LauncherPorts):
     """The baseline distributor (``DISTRIBUTOR = "legacy"``).
 
     Parameters
@@ -70,60 +67,8 @@ class Legacy(wiring.Component):
 
     Members
     -------
-    grid : In(stream.Signature(...))
-        A legal PLAIN or GPC command from the command checker with its unit grid
-        (``cmd``, ``unit_x``, ``unit_y``, ``unit_z``). Taken when idle.
-    free : In(ArrayLayout(FREE_W, N_SM))
-        The resource tracker's A1 for the head shape (combinational from the used counters).
-    credit : In(ArrayLayout(8, N_GPC))
-    empty : In(1)
-        The tracker's WD-F4 ``empty`` (for NEVER_FITS, WD-E5).
-    dirty : In(1)
-        A completion was accepted since the last attempt (the top's register).
-    attempt : Out(1)
-        This cycle is a placement or choice attempt: the top clears ``dirty`` (set wins).
-    commit, commit_a, commit_shape, credit_dec : Out
-        One CTA on one SM (``commit_a`` one-hot) and, at rank 0 of a CGA, its GPC's credit.
-    beat : Out(stream.Signature(raster_beat_fields))
-        GRID and LAUNCH_ID beats, one per cycle at most.
-    fail : Out(1)
-        A FAIL event: a level-GPC CGA found no fitting GPC (``never_fits`` with it when the
-        machine is empty).
-    never_fits : Out(1)
-    result : Out(stream.Signature({grid_id, code, info}))
-        One per grid when it ends: code 0, or NEVER_FITS (5) with ``info`` = units launched.
-    stall : Out(3)
-        ``Stall`` code while waiting for ``dirty`` (WAIT_SLOTS, WAIT_CGA_FIT), else 0.
-    next_seq : Out(SEQ_W)
-        The next sequence number (dbg sel 10).
-    busy : Out(1)
-        A grid is in progress.
+    See :class:`~hw.wdist.launch_ports.LauncherPorts`.
     """
-
-    def __init__(self, params):
-        if not isinstance(params, WdistParams):
-            reject(self, f"params must be a WdistParams, got {params!r}")
-        p = self.p = params
-        self.cmd_layout = struct_layout(cmd_fields(p))
-        self.grid_layout = data.StructLayout({"cmd": self.cmd_layout, "unit_x": p.GX_W,
-                                              "unit_y": p.GY_W, "unit_z": p.GZ_W})
-        self.beat_fields = raster_beat_fields(p)
-        self.beat_layout = struct_layout(self.beat_fields)
-        self.shape_layout = data.StructLayout({"regs_g": 9, "smem_g": 10, "warps": 7})
-        self.result_layout = data.StructLayout({"grid_id": p.GRID_ID_W, "code": 4, "info": 16})
-        super().__init__({
-            "grid": In(stream.Signature(self.grid_layout)),
-            "free": In(data.ArrayLayout(p.FREE_W, p.N_SM)),
-            "credit": In(data.ArrayLayout(8, p.N_GPC)),
-            "empty": In(1), "dirty": In(1),
-            "attempt": Out(1),
-            "commit": Out(1), "commit_a": Out(data.ArrayLayout(p.CNT_W, p.N_SM)),
-            "commit_shape": Out(self.shape_layout), "credit_dec": Out(p.N_GPC),
-            "beat": Out(stream.Signature(self.beat_layout)),
-            "fail": Out(1), "never_fits": Out(1),
-            "result": Out(stream.Signature(self.result_layout)),
-            "stall": Out(3), "next_seq": Out(p.SEQ_W), "busy": Out(1),
-        })
 
     def elaborate(self, platform):
         p = self.p

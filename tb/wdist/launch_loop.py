@@ -13,12 +13,13 @@ from collections import deque
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from golden.wdist.formats import Command, Kind, Level, Shape, cmd_fields, raster_beat_fields
+from golden.wdist.session import DONE, MORE, NEVER_FITS, GridRun
 from golden.wdist.tracker import ResourceTracker
 from tb.common.protocol import StreamProtocolChecker
 from tb.common.stream import StreamDriver, StreamMonitor, read_int
 
 __all__ = ["BEAT_KEYS", "beat_key", "golden_key", "Machine", "grid_item", "run_closed_loop",
-           "random_case"]
+           "random_case", "golden_grids"]
 
 BEAT_KEYS = ("kind", "grid_id", "seq", "gpc", "cnt", "first_rank", "is_cga", "gcga_first",
              "gcga_last", "end_of_cga", "ctaid_x", "ctaid_y", "ctaid_z", "cga_cta_id")
@@ -171,3 +172,32 @@ def random_case(rng, p):
         grids.append(Command(grid_id=len(grids), level=Level.GPC, mode=rng.randrange(2),
                              grid_x=63, grid_y=8, in_x=63, in_y=8, warps=1))
     return caps, grids
+
+
+def golden_grids(p, caps, grids, release_n, make_step):
+    """The golden side of the closed loop: ``make_step(tracker)`` gives ``step(run)`` ->
+    (outcome, beats, fail) for one golden decision (a legacy cycle or a session). Every wait
+    completes the same CTAs as the RTL side (``Machine.release``). Returns the beat keys, the
+    FAIL count, the results and the number of steps."""
+    mach = Machine(p, caps)
+    step = make_step(mach.t)
+    beats, fails, results, steps = [], 0, [], 0
+    for cmd in grids:
+        run = GridRun.start(cmd)
+        for _ in range(100_000):
+            outcome, new, fail = step(run)
+            steps += 1
+            beats += [golden_key(p, b) for b in new]
+            fails += int(fail)
+            if outcome == MORE:
+                continue
+            if outcome == DONE:
+                results.append((cmd.grid_id, 0, 0))
+                break
+            if outcome == NEVER_FITS:
+                results.append((cmd.grid_id, 5, run.launched))
+                break
+            mach.release(release_n)                       # WAIT_SLOTS / WAIT_CGA_FIT
+        else:
+            raise AssertionError(f"the golden run did not finish grid {cmd.grid_id}")
+    return beats, fails, results, steps

@@ -16,10 +16,10 @@ import cocotb
 
 from golden.wdist.formats import Command, Level, Mode
 from golden.wdist.params import WdistParams
-from golden.wdist.session import DONE, MORE, NEVER_FITS, GridRun, Launcher as GoldenLauncher
+from golden.wdist.session import Launcher as GoldenLauncher
 from tb.common import env
 from tb.common.clock import reset, start_clock
-from tb.wdist.launch_loop import Machine, golden_key, random_case, run_closed_loop
+from tb.wdist.launch_loop import golden_grids, random_case, run_closed_loop
 
 BENCH_SHAPE = dict(warps=8, regs_g=32, smem_g=114)       # §3.5: free 8 per empty SM
 
@@ -29,30 +29,16 @@ def build_params():
 
 
 def golden_run(p, caps, grids, release_n):
-    """Golden beats, FAIL count, results and session count for ``grids``."""
-    mach = Machine(p, caps)
-    leg = GoldenLauncher(p, mach.t)
-    beats, fails, results, sessions = [], 0, [], 0
-    for cmd in grids:
-        run = GridRun.start(cmd)
-        for _ in range(100_000):
-            t = mach.t
-            res = leg.run_session(run, t.free_vector(cmd.shape), list(t.credit), t.empty())
-            sessions += 1
-            beats += [golden_key(p, b) for b in res.beats]
-            fails += int(res.fail)
-            if res.outcome == MORE:
-                continue
-            if res.outcome == DONE:
-                results.append((cmd.grid_id, 0, 0))
-                break
-            if res.outcome == NEVER_FITS:
-                results.append((cmd.grid_id, 5, run.launched))
-                break
-            mach.release(release_n)                          # WAIT_SLOTS / WAIT_CGA_FIT
-        else:
-            raise AssertionError(f"golden launcher did not finish grid {cmd.grid_id}")
-    return beats, fails, results, sessions
+    """Golden sessions, one per step: (beats, FAIL count, results, sessions)."""
+    def make_step(tracker):
+        leg = GoldenLauncher(p, tracker)
+
+        def step(run):
+            t = tracker
+            res = leg.run_session(run, t.free_vector(run.cmd.shape), list(t.credit), t.empty())
+            return res.outcome, res.beats, res.fail
+        return step
+    return golden_grids(p, caps, grids, release_n, make_step)
 
 
 async def start(dut):

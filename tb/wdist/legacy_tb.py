@@ -17,10 +17,9 @@ import cocotb
 from golden.wdist.formats import Command, Level
 from golden.wdist.legacy import Legacy as GoldenLegacy
 from golden.wdist.params import WdistParams
-from golden.wdist.session import DONE, MORE, NEVER_FITS, GridRun
 from tb.common import env
 from tb.common.clock import reset, start_clock
-from tb.wdist.launch_loop import Machine, golden_key, random_case, run_closed_loop
+from tb.wdist.launch_loop import golden_grids, random_case, run_closed_loop
 
 
 def build_params():
@@ -28,31 +27,16 @@ def build_params():
 
 
 def golden_run(p, caps, grids, release_n):
-    """Golden beats, FAIL count and results for ``grids`` on a machine with ``caps``."""
-    mach = Machine(p, caps)
-    leg = GoldenLegacy(p, mach.t)
-    beats, fails, results = [], 0, []
-    for cmd in grids:
-        run = GridRun.start(cmd)
-        for _ in range(100_000):
+    """Golden G-LEGACY, one cycle per step: (beats, FAIL count, results)."""
+    def make_step(tracker):
+        leg = GoldenLegacy(p, tracker)
+
+        def step(run):
             outcome, events = leg.cycle(run)
-            for kind, x in events:
-                if kind == "beat":
-                    beats.append(golden_key(p, x))
-                else:
-                    fails += 1
-            if outcome == MORE:
-                continue
-            if outcome == DONE:
-                results.append((cmd.grid_id, 0, 0))
-                break
-            if outcome == NEVER_FITS:
-                results.append((cmd.grid_id, 5, run.launched))
-                break
-            mach.release(release_n)                   # WAIT_SLOTS / WAIT_CGA_FIT
-        else:
-            raise AssertionError(f"golden legacy did not finish grid {cmd.grid_id}")
-    return beats, fails, results
+            return (outcome, [x for k, x in events if k == "beat"],
+                    any(k == "trace" for k, _ in events))
+        return step
+    return golden_grids(p, caps, grids, release_n, make_step)[:3]
 
 
 @cocotb.test()

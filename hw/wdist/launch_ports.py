@@ -1,0 +1,72 @@
+"""The ports every launcher has (the shadow session controller and the legacy baseline), so a
+top can take either (WD-C20 ``DISTRIBUTOR``)."""
+
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from golden.wdist.formats import cmd_fields, raster_beat_fields
+from golden.wdist.params import WdistParams
+from hw.common.layout import struct_layout
+from hw.common.params import reject
+
+__all__ = ["LauncherPorts"]
+
+
+class LauncherPorts(wiring.Component):
+    """Base of ``Launcher`` and ``Legacy``: their layouts and members.
+
+    Members
+    -------
+    grid : In(stream.Signature(grid_layout))
+        A legal command from the command checker with its unit grid (``cmd``, ``unit_x``,
+        ``unit_y``, ``unit_z``). Taken when idle; one grid at a time.
+    free : In(ArrayLayout(FREE_W, N_SM))
+        The resource tracker's A1 for the head shape (combinational from its used counters).
+    credit : In(ArrayLayout(8, N_GPC))
+    empty : In(1)
+        The tracker's WD-F4 ``empty`` (NEVER_FITS, WD-E5).
+    dirty : In(1)
+        A completion was accepted since the last attempt (the top's register).
+    attempt : Out(1)
+        A snapshot (shadow) or a placement / choice attempt (legacy): the top clears ``dirty``
+        (a completion in the same cycle sets it again: set wins).
+    commit, commit_a, commit_shape, credit_dec : Out
+        CTAs per SM of the head shape and the GPCs that take a credit, to the tracker.
+    beat : Out(stream.Signature(raster_beat_fields))
+        GRID and LAUNCH (LAUNCH_ID) beats with ``cga_id`` 0, for the GPM stage.
+    fail, never_fits : Out(1)
+        A FAIL event (WD-F14), and with it whether the grid ends in NEVER_FITS.
+    result : Out(stream.Signature(result_layout))
+        One per grid when it ends: ``code`` 0 or NEVER_FITS (5) with ``info`` = units launched.
+    stall : Out(3)
+        WAIT_SLOTS (2) or WAIT_CGA_FIT (3) while waiting for ``dirty``, else 0.
+    next_seq : Out(SEQ_W)
+        The next sequence number (dbg sel 10).
+    busy : Out(1)
+        A grid is in progress.
+    """
+
+    def __init__(self, params):
+        if not isinstance(params, WdistParams):
+            reject(self, f"params must be a WdistParams, got {params!r}")
+        p = self.p = params
+        self.cmd_layout = struct_layout(cmd_fields(p))
+        self.grid_layout = data.StructLayout({"cmd": self.cmd_layout, "unit_x": p.GX_W,
+                                              "unit_y": p.GY_W, "unit_z": p.GZ_W})
+        self.beat_fields = raster_beat_fields(p)
+        self.beat_layout = struct_layout(self.beat_fields)
+        self.shape_layout = data.StructLayout({"regs_g": 9, "smem_g": 10, "warps": 7})
+        self.result_layout = data.StructLayout({"grid_id": p.GRID_ID_W, "code": 4, "info": 16})
+        super().__init__({
+            "grid": In(stream.Signature(self.grid_layout)),
+            "free": In(data.ArrayLayout(p.FREE_W, p.N_SM)),
+            "credit": In(data.ArrayLayout(8, p.N_GPC)),
+            "empty": In(1), "dirty": In(1),
+            "attempt": Out(1),
+            "commit": Out(1), "commit_a": Out(data.ArrayLayout(p.CNT_W, p.N_SM)),
+            "commit_shape": Out(self.shape_layout), "credit_dec": Out(p.N_GPC),
+            "beat": Out(stream.Signature(self.beat_layout)),
+            "fail": Out(1), "never_fits": Out(1),
+            "result": Out(stream.Signature(self.result_layout)),
+            "stall": Out(3), "next_seq": Out(p.SEQ_W), "busy": Out(1),
+        })
