@@ -195,8 +195,9 @@ class Legacy(LauncherPorts):
                         m.d.sync += finish(Err.NEVER_FITS)
                     with m.Else():
                         m.d.sync += waiting.eq(1)
-                with m.Elif(~grid_sent):
+                with m.Elif(~grid_sent):            # it fits: the GRID beat first
                     grid_beat_once()
+                    m.d.sync += waiting.eq(0)
                 with m.Else():
                     m.d.sync += waiting.eq(0)
                     launch(g_of_s, l_of_s, onehot_plain, seq, Const(0, 1), kpos)

@@ -63,7 +63,7 @@ def test_verilog_parameter_override_names_the_module(cli, build):
     (["run", "memrouter", "x.json"], "issue #7"),
     (["fpga", "wdist"], "does not support"),
     (["fpga", "arbiter", "--board", "nosuch"], "unknown board"),
-    (["regress", "wdist"], "does not support"),
+    (["regress", "memrouter"], "does not support"),
     (["bench", "lzc"], "does not support"),
     (["nosuch"], "invalid choice"),
     (["run", "arbiter"], "required"),

@@ -36,6 +36,14 @@ def test_legacy_matches_golden(build, seed):
                   seed=seed)
 
 
+@pytest.mark.req("WD-F30", "WD-V14")
+def test_legacy_regression_seed_1110305565():
+    """A grid whose first attempt waits and then fits: the wait must end with the GRID beat,
+    not a second wait (the testbench then completed CTAs twice and the placements diverged)."""
+    run_testbench(BLOCK, BLOCK.resolve_params(BUILDS["2x4"]), TB, testcase="random_grids",
+                  seed=1110305565)
+
+
 @pytest.mark.req("WD-P8")
 def test_legacy_plain_fill_one_cta_per_cycle(seed):
     run_testbench(BLOCK, BLOCK.resolve_params(BUILDS["4x8"]), TB, testcase="plain_fill_rate",
