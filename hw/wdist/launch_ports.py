@@ -1,12 +1,14 @@
 """The ports every launcher has (the shadow session controller and the legacy baseline), so a
 top can take either (WD-C20 ``DISTRIBUTOR``)."""
 
+from amaranth import Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.wdist.formats import cmd_fields, raster_beat_fields
 from golden.wdist.params import WdistParams
 from hw.common.layout import struct_layout
+from hw.common.lintops import eq_const, is_zero, nonzero
 from hw.common.params import reject
 
 __all__ = ["LauncherPorts"]
@@ -70,3 +72,25 @@ class LauncherPorts(wiring.Component):
             "result": Out(stream.Signature(self.result_layout)),
             "stall": Out(3), "next_seq": Out(p.SEQ_W), "busy": Out(1),
         })
+
+    def grid_head(self, m, state, result_state):
+        """What both launchers do alike: the head grid's command register ``c`` and its
+        ``launched`` count (16 bits, the WD-E5 ``info``), ``busy`` / ``grid.ready`` from the
+        ``state`` enum (IDLE = 0), ``commit_shape`` from ``c``, and the ``result`` stream.
+        Returns (c, launched, finish) where ``finish(code)`` gives the statements that offer
+        the grid's result and move to ``result_state``."""
+        c = Signal(self.cmd_layout, name="c")
+        launched = Signal(16, name="launched")
+        st = state.as_value()
+        m.d.comb += [self.busy.eq(nonzero(st)), self.grid.ready.eq(is_zero(st)),
+                     self.commit_shape.regs_g.eq(c.regs_g), self.commit_shape.smem_g.eq(c.smem_g),
+                     self.commit_shape.warps.eq(c.warps)]
+        res = self.result
+        with m.If(res.valid & res.ready):
+            m.d.sync += res.valid.eq(0)
+
+        def finish(code):
+            return [res.valid.eq(1), res.payload.grid_id.eq(c.grid_id), res.payload.code.eq(code),
+                    res.payload.info.eq(Mux(eq_const(code, 0), 0, launched)),
+                    state.eq(result_state)]
+        return c, launched, finish

@@ -76,19 +76,15 @@ class Launcher(LauncherPorts):
         G, W = p.N_GPC, p.FREE_W
         state = Signal(_State)
         st = state.as_value()
-        c = Signal(self.cmd_layout)
+        c, launched, finish = self.grid_head(m, state, _State.RESULT)
         unit = [Signal(p.GX_W, name="unit_x"), Signal(p.GY_W, name="unit_y")]
         plain = eq_const(c.level, Level.PLAIN)
         seq = self.next_seq
         remaining = Signal(p.GX_W + p.GY_W + p.GZ_W)
-        launched = Signal(16)
         empty_snap = Signal()
         step = Signal(8)
         isz = Signal(18)
         grid_sent = Signal()
-        m.d.comb += [self.busy.eq(nonzero(st)), self.grid.ready.eq(is_zero(st)),
-                     self.commit_shape.regs_g.eq(c.regs_g), self.commit_shape.smem_g.eq(c.smem_g),
-                     self.commit_shape.warps.eq(c.warps)]
 
         bt, w_en, room = beat_queue(m, p, self.beat, self.beat_layout,
                                      zero=("cga_id", "first_rank", "ctaid_x", "ctaid_y",
@@ -96,13 +92,6 @@ class Launcher(LauncherPorts):
         m.d.comb += bt.grid_id.eq(c.grid_id)
 
         res = self.result
-        with m.If(res.valid & res.ready):
-            m.d.sync += res.valid.eq(0)
-
-        def finish(code):
-            return [res.valid.eq(1), res.payload.grid_id.eq(c.grid_id), res.payload.code.eq(code),
-                    res.payload.info.eq(Mux(eq_const(code, 0), 0, launched)),
-                    state.eq(_State.RESULT)]
 
         def count(n):                               # launched += n, saturating at 65535
             total = launched + n

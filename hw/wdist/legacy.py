@@ -74,16 +74,12 @@ class Legacy(LauncherPorts):
         p = self.p
         m = Module()
         state = Signal(_State)
-        c = Signal(self.cmd_layout)
+        c, launched, finish = self.grid_head(m, state, _State.RESULT)
         unit = [Signal(p.GX_W, name="unit_x"), Signal(p.GY_W, name="unit_y"),
                 Signal(p.GZ_W, name="unit_z")]
         waiting = Signal()
         seq = self.next_seq                      # the sequence counter is the port itself
         cga_seq = Signal(p.SEQ_W)
-        launched = Signal(16)
-        m.d.comb += [self.busy.eq(nonzero(state.as_value())),
-                     self.commit_shape.regs_g.eq(c.regs_g), self.commit_shape.smem_g.eq(c.smem_g),
-                     self.commit_shape.warps.eq(c.warps)]
 
         bt, w_en, room = beat_queue(m, p, self.beat, self.beat_layout)
         m.d.comb += bt.grid_id.eq(c.grid_id)
@@ -154,14 +150,7 @@ class Legacy(LauncherPorts):
             m.d.comb += [self.commit_a[x].eq(onehot[x]) for x in range(p.N_SM)]
 
         # ------------- the cycle ---------------------------------------------------------------
-        m.d.comb += self.grid.ready.eq(is_zero(state.as_value()))
         res = self.result
-        with m.If(res.valid & res.ready):
-            m.d.sync += res.valid.eq(0)
-
-        def finish(code):
-            return [res.valid.eq(1), res.payload.grid_id.eq(c.grid_id), res.payload.code.eq(code),
-                    res.payload.info.eq(Mux(eq_const(code, 0), 0, launched)), state.eq(_State.RESULT)]
 
         def count_unit():
             return launched.eq(launched + nonzero(~launched))          # saturating
