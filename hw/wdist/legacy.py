@@ -70,6 +70,9 @@ class Legacy(LauncherPorts):
     See :class:`~hw.wdist.launch_ports.LauncherPorts`.
     """
 
+    #: the levels it places; the command checker answers the others BAD_LEVEL (WD-E4)
+    LEVELS = frozenset({Level.PLAIN, Level.GPC})
+
     def elaborate(self, platform):
         p = self.p
         m = Module()
