@@ -154,12 +154,13 @@ class Gpm(wiring.Component):
     cga_complete : Out(stream.Signature(struct_layout(cga_complete_fields(params))))
     credit_ret : Out(1)
         ``cga_complete`` transfers this cycle (credit back, ``dirty``).
-    err_cc_valid, err_cc_info : Out(1), Out(16)
+    err_cc_valid : Out(1)
         Combinational strobe of WD-E7 (code 7, COMPLETE_BAD_CGA) for this cycle's
-        ``cta_complete`` (``cc_bad_cga & ~cc_underflow``); ``info`` = ``cga_id``.
-    err_fd_valid, err_fd_info : Out(1), Out(16)
+        ``cta_complete`` (``cc_bad_cga & ~cc_underflow``); the top reports ``info`` = ``cga_id``.
+    err_fd_valid : Out(1)
         Combinational strobe of WD-E8 (code 8, FLUSH_UNEXPECTED) for this cycle's
-        ``dsmem_flush_done``; ``info`` = ``cga_id``. Both strobes may be high in one cycle;
+        ``dsmem_flush_done``; ``info`` = ``cga_id``, formed by the top. Both strobes may be
+        high in one cycle;
         golden order puts the E7 report first.
     free_ids : Out(GPC_CGA_ID_W + 1)
         IDs in the pool (dbg sel 5), a register.
@@ -194,8 +195,8 @@ class Gpm(wiring.Component):
             "flush_req": Out(stream.Signature(struct_layout(flush_req_fields(p)))),
             "cga_complete": Out(stream.Signature(struct_layout(cga_complete_fields(p)))),
             "credit_ret": Out(1),
-            "err_cc_valid": Out(1), "err_cc_info": Out(16),
-            "err_fd_valid": Out(1), "err_fd_info": Out(16),
+            "err_cc_valid": Out(1),
+            "err_fd_valid": Out(1),
             "free_ids": Out(self.id_w + 1, init=self.n_ids),
             "alloc_ids": Out(self.id_w + 1),
             "idle": Out(1),
@@ -268,8 +269,7 @@ class Gpm(wiring.Component):
         m.d.comb += cc_apply.eq(cc_mine & ~bad & ~self.cc_underflow)
         cc_done = Signal()
         m.d.comb += cc_done.eq(cc_apply & last_eff & eq_const(act_eff, 1))
-        m.d.comb += [self.err_cc_valid.eq(cc_mine & bad & ~self.cc_underflow),
-                     self.err_cc_info.eq(cc_id)]
+        m.d.comb += self.err_cc_valid.eq(cc_mine & bad & ~self.cc_underflow)
 
         # ---- flush_req queue (WD-F23, WD-I7) -------------------------------------------------
         fr = self.flush_req
@@ -294,7 +294,7 @@ class Gpm(wiring.Component):
         m.d.comb += fd_apply.eq(fd_mine & fd_ok)
         fd_done = Signal()
         m.d.comb += fd_done.eq(fd_apply & eq_const(pend, 1))
-        m.d.comb += [self.err_fd_valid.eq(fd_mine & ~fd_ok), self.err_fd_info.eq(fd_id)]
+        m.d.comb += self.err_fd_valid.eq(fd_mine & ~fd_ok)
 
         # ---- cga_complete queue (WD-I8) -------------------------------------------------------
         cq = self.cga_complete

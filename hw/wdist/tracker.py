@@ -168,10 +168,13 @@ class ResourceTracker(wiring.Component):
         The current ``cta_complete`` payload underflows (WD-E6); independent of ``valid``.
     completed : Out(1)
         A ``cta_complete`` is applied this cycle (sets the controller's ``dirty``).
-    err_cfg_valid, err_cfg_code (4), err_cfg_info (16) : Out
-        One-cycle strobe, in the cycle of the ``cfg`` transfer: CFG_BUSY or CFG_BAD.
-    err_cc_valid, err_cc_code (4), err_cc_info (16) : Out
-        One-cycle strobe, in the cycle of the ``cta_complete`` transfer: COMPLETE_UNDERFLOW.
+    err_cfg_valid, err_cfg_code (4) : Out
+        One-cycle strobe, in the cycle of the ``cfg`` transfer: CFG_BUSY or CFG_BAD. The top
+        forms ``info`` (0 for CFG_BUSY, else ``cfg.sm``): a port that only copies an input
+        field would be an unread alias in the Verilog.
+    err_cc_valid, err_cc_code (4) : Out
+        One-cycle strobe, in the cycle of the ``cta_complete`` transfer: COMPLETE_UNDERFLOW
+        (``info`` = ``sm``, formed by the top).
         Two strobes, because a ``cfg`` error and a completion error may occur in one cycle; the
         top enqueues both (cfg first, golden ``WdistModel.step`` order).
     all_used_zero : Out(1)
@@ -210,8 +213,8 @@ class ResourceTracker(wiring.Component):
             "cc_veto": In(1),
             "cc_underflow": Out(1),
             "completed": Out(1),
-            "err_cfg_valid": Out(1), "err_cfg_code": Out(4), "err_cfg_info": Out(16),
-            "err_cc_valid": Out(1), "err_cc_code": Out(4), "err_cc_info": Out(16),
+            "err_cfg_valid": Out(1), "err_cfg_code": Out(4),
+            "err_cc_valid": Out(1), "err_cc_code": Out(4),
             "all_used_zero": Out(1),
             "credits_at_reset": Out(1),
             "empty": Out(1),
@@ -249,7 +252,6 @@ class ResourceTracker(wiring.Component):
         m.d.comb += [
             self.err_cfg_valid.eq(self.cfg.valid & (busy | cfg_bad)),
             self.err_cfg_code.eq(Mux(busy, C(Err.CFG_BUSY, 4), C(Err.CFG_BAD, 4))),
-            self.err_cfg_info.eq(Mux(busy, 0, cf.sm)),
         ]
         cfg_apply = self.cfg.valid & self.quiescent & ~cfg_bad
         values = (cf.regs_cap_g, cf.smem_cap_g, cf.warp_cap, cf.slot_cap)
@@ -273,7 +275,6 @@ class ResourceTracker(wiring.Component):
             apply_cc.eq(valid_cc & ~under & ~self.cc_veto),
             self.err_cc_valid.eq(valid_cc & under),
             self.err_cc_code.eq(C(Err.COMPLETE_UNDERFLOW, 4)),
-            self.err_cc_info.eq(cc.sm),
         ]
 
         # used counters: commit adds, completion subtracts (WD-F1) -----------------------------

@@ -290,11 +290,7 @@ class GpmTb:
         chk("credit_ret", read_int(dut.credit_ret), int(cq_x))
         chk("cc_bad_cga", read_int(dut.cc_bad_cga), exp_bad)
         chk("err_cc_valid", read_int(dut.err_cc_valid), int(exp_e7 is not None))
-        if exp_e7 is not None:
-            chk("err_cc_info", read_int(dut.err_cc_info), exp_e7)
         chk("err_fd_valid", read_int(dut.err_fd_valid), int(exp_e8 is not None))
-        if exp_e8 is not None:
-            chk("err_fd_info", read_int(dut.err_fd_info), exp_e8)
         chk("free_ids", read_int(dut.free_ids), exp_free)
         chk("alloc_ids", read_int(dut.alloc_ids), self.n_ids - exp_free)
         chk("idle", read_int(dut.idle), int(exp_idle))

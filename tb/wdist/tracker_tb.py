@@ -187,12 +187,12 @@ class TrackerEnv:
         cfg_err = None
         if cfg is not None:
             if not quiescent:
-                cfg_err = (int(Err.CFG_BUSY), 0)
+                cfg_err = int(Err.CFG_BUSY)
             else:
                 e = gold.cfg_error(cfg["sm"], cfg["enable"], cfg["regs_cap_g"],
                                    cfg["smem_cap_g"], cfg["warp_cap"], cfg["slot_cap"])
                 if e is not None:
-                    cfg_err = (int(e), cfg["sm"])
+                    cfg_err = int(e)
         empty = gold.empty()
         self.count_binding(shp)
         want = dict(
@@ -206,7 +206,7 @@ class TrackerEnv:
             cc_underflow=int(under),
             completed=int(cc is not None and not under and not cc_veto),
             err_cfg=cfg_err,
-            err_cc=(int(Err.COMPLETE_UNDERFLOW), ccf["sm"]) if cc is not None and under else None,
+            err_cc=int(Err.COMPLETE_UNDERFLOW) if cc is not None and under else None,
             ready=(1, 1),
         )
         if got != want:
@@ -262,8 +262,8 @@ class TrackerEnv:
         d = self.dut
         v = {k: read_int(getattr(d, k)) for k in (
             "free", "credit", "all_used_zero", "credits_at_reset", "empty", "dbg_data",
-            "cc_underflow", "completed", "err_cfg_valid", "err_cfg_code", "err_cfg_info",
-            "err_cc_valid", "err_cc_code", "err_cc_info", "cfg__ready", "cta_complete__ready")}
+            "cc_underflow", "completed", "err_cfg_valid", "err_cfg_code", "err_cc_valid",
+            "err_cc_code", "cfg__ready", "cta_complete__ready")}
         assert None not in v.values(), f"X/Z on an output: {v}"
         return dict(
             free=self.free_f.unpack(v["free"])["v"],
@@ -271,8 +271,8 @@ class TrackerEnv:
             all_used_zero=v["all_used_zero"], credits_at_reset=v["credits_at_reset"],
             empty=v["empty"], dbg=v["dbg_data"], cc_underflow=v["cc_underflow"],
             completed=v["completed"],
-            err_cfg=(v["err_cfg_code"], v["err_cfg_info"]) if v["err_cfg_valid"] else None,
-            err_cc=(v["err_cc_code"], v["err_cc_info"]) if v["err_cc_valid"] else None,
+            err_cfg=v["err_cfg_code"] if v["err_cfg_valid"] else None,
+            err_cc=v["err_cc_code"] if v["err_cc_valid"] else None,
             ready=(v["cfg__ready"], v["cta_complete__ready"]),
         )
 
@@ -547,22 +547,22 @@ async def directed(dut):
             before = state()
             got = await e.cycle(cfg=full_cfg(1 % S, enable=0, **{name: value}), quiescent=1,
                                 what=f"CFG_BAD {name}")
-            assert got["err_cfg"] == (Err.CFG_BAD, 1 % S), got
+            assert got["err_cfg"] == Err.CFG_BAD, got
             await unchanged(before, f"CFG_BAD {name}")
             seen.append(name)
     if (1 << p.SM_ID_W) > S:
         before = state()
         got = await e.cycle(cfg=full_cfg(S), quiescent=1, what="CFG_BAD sm")
-        assert got["err_cfg"] == (Err.CFG_BAD, S), got
+        assert got["err_cfg"] == Err.CFG_BAD, got
         await unchanged(before, "CFG_BAD sm")
         seen.append("sm")
     # WD-E9: a legal write while not quiescent (CFG_BUSY before CFG_BAD)
     before = state()
     got = await e.cycle(cfg=full_cfg(0, enable=0, slot_cap=0), quiescent=0, what="CFG_BUSY")
-    assert got["err_cfg"] == (Err.CFG_BUSY, 0), got
+    assert got["err_cfg"] == Err.CFG_BUSY, got
     if p.WARP_CAP < 127:
         got = await e.cycle(cfg=full_cfg(0, warp_cap=127), quiescent=0, what="CFG_BUSY first")
-        assert got["err_cfg"] == (Err.CFG_BUSY, 0), got
+        assert got["err_cfg"] == Err.CFG_BUSY, got
     await unchanged(before, "CFG_BUSY")
 
     # commits: two CTAs on SM 0, one on the last SM, credit of GPC 0 taken
@@ -583,7 +583,7 @@ async def directed(dut):
         for veto in (0, 1):
             before = state()
             got = await e.cycle(cc=bad_cc, cc_veto=veto, what=f"underflow {bad_cc}")
-            assert got["err_cc"] == (Err.COMPLETE_UNDERFLOW, bad_cc["sm"]), got
+            assert got["err_cc"] == Err.COMPLETE_UNDERFLOW, got
             assert got["cc_underflow"] == 1 and got["completed"] == 0
             await unchanged(before, "COMPLETE_UNDERFLOW")
 
@@ -595,7 +595,7 @@ async def directed(dut):
 
     # a cfg error and a completion error in the same cycle: both strobes
     got = await e.cycle(cfg=full_cfg(0), quiescent=0, cc=dict(cc, warps=9), what="two errors")
-    assert got["err_cfg"] == (Err.CFG_BUSY, 0) and got["err_cc"] == (Err.COMPLETE_UNDERFLOW, 0)
+    assert got["err_cfg"] == Err.CFG_BUSY and got["err_cc"] == Err.COMPLETE_UNDERFLOW
 
     # a commit and a completion on SM 0 in one cycle: both land
     a = [0] * S
@@ -610,7 +610,7 @@ async def directed(dut):
     a = [0] * S
     a[one_sm] = 1
     got = await e.cycle(commit=a, cc=dict(cc, sm=one_sm), what="commit + early complete")
-    assert got["err_cc"] == (Err.COMPLETE_UNDERFLOW, one_sm) and got["completed"] == 0
+    assert got["err_cc"] == Err.COMPLETE_UNDERFLOW and got["completed"] == 0
     got = await e.cycle(cc=dict(cc, sm=one_sm), what="complete one cycle later")
     assert got["completed"] == 1
     await e.drain()

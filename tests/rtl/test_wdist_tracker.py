@@ -81,8 +81,8 @@ def test_tracker_ports():
     members = dict(t.signature.members.items())
     for name in ("cfg", "quiescent", "shape", "free", "commit", "commit_a", "commit_shape",
                  "credit_dec", "credit_inc", "credit", "cta_complete", "cc_veto", "cc_underflow",
-                 "completed", "err_cfg_valid", "err_cfg_code", "err_cfg_info", "err_cc_valid",
-                 "err_cc_code", "err_cc_info", "all_used_zero", "credits_at_reset", "empty",
+                 "completed", "err_cfg_valid", "err_cfg_code", "err_cc_valid", "err_cc_code",
+                 "all_used_zero", "credits_at_reset", "empty",
                  "dbg_sel", "dbg_idx", "dbg_data"):
         assert name in members, name
     assert t.free.shape().size == p.FREE_W * p.N_SM

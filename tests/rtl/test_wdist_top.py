@@ -1,0 +1,63 @@
+"""RTL regression of the whole work distributor ``wd_top`` (hw/wdist/top.py) on Verilator with
+SM stubs and the golden invariant checkers (tb/wdist/top_tb.py), and its Verilator -Wall lint."""
+
+import pytest
+
+from golden.wdist.params import WdistParams
+from hw.wdist.top import WdTop
+from sim.cocotb_run import run_testbench
+from sim.registry import Block, Param
+from sim.verilog import lint, write_verilog
+
+TB = "tb.wdist.top_tb"
+
+
+def wd_top(LEGACY=0, **params):
+    """Test top: WdTop of the WdistParams built from integer parameters (LEGACY=1 selects
+    ``DISTRIBUTOR="legacy"``)."""
+    return WdTop(WdistParams(DISTRIBUTOR="legacy" if LEGACY else "shadow", **params))
+
+
+BLOCK = Block(
+    name="wdist_top", kind="test", summary="wd_top (test builds)", spec="wdist.md §2, WD-I*",
+    top=wd_top,
+    params=(Param("N_GPC", 2, "1..16", "GPCs"), Param("SM_PER_GPC", 4, "2..32", "SMs per GPC"),
+            Param("CTA_SLOTS", 8, "1..63", "CTA slots"),
+            Param("GPC_CGA_ID_W", 2, "1..8", "CGA ID bits"),
+            Param("CGA_CREDIT_PER_SM", 2, "1..4", "credits per SM"),
+            Param("SESSION_MAX_STEPS", 8, "1..255", "A5 steps per session"),
+            Param("LEGACY", 0, "0, 1", "DISTRIBUTOR legacy")),
+)
+
+BUILDS = {"shadow": {}, "legacy": dict(LEGACY=1)}
+
+
+@pytest.mark.req("WD-V1", "WD-V3", "WD-V4", "WD-V5", "WD-V6", "WD-V8", "WD-V9", "WD-V10",
+                 "WD-V11", "WD-V15", "WD-F28", "WD-F31", "WD-I3", "WD-I4", "WD-I7", "WD-I8")
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_top_random(build, seed):
+    """Random grids with SM stubs and random back-pressure: every invariant of §3.6 holds on
+    the port streams, every grid finishes, the end state is quiescent."""
+    run_testbench(BLOCK, BLOCK.resolve_params(BUILDS[build]), TB, testcase="random_top",
+                  seed=seed)
+
+
+@pytest.mark.req("WD-V13", "WD-E1", "WD-E2", "WD-E3", "WD-E4", "WD-E5", "WD-E6", "WD-E7",
+                 "WD-E8", "WD-E9", "WD-E10", "WD-I9", "WD-I10", "WD-I12", "WD-V12", "WD-F21")
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_top_errors(build, seed):
+    """One directed case per WD-E code, each followed by a normal command; WD-V12 ID
+    exhaustion (8 credits, 4 IDs per GPC)."""
+    run_testbench(BLOCK, BLOCK.resolve_params(BUILDS[build]), TB, testcase="errors,id_exhaustion",
+                  seed=seed)
+
+
+# Known lint defect until the trace port is in: the launchers' ``never_fits`` (a FAIL record
+# field) has no reader, and inside the shadow launcher so have MockGpc's ``c`` and
+# PlaceEngine's ``dbg_more`` (UNUSEDSIGNAL).
+@pytest.mark.xfail(strict=True, reason="UNUSEDSIGNAL: never_fits is read only by the trace port")
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_top_lints_clean(build, tmp_path):
+    path, module = write_verilog(BLOCK, BLOCK.resolve_params(BUILDS[build]), out_dir=tmp_path)
+    ok, messages = lint(path, module)
+    assert ok, messages
