@@ -11,12 +11,19 @@ the SM stubs and a cycle limit::
                 "at": 0}],
      "sm": {"latency": [1, 20], "hold": false, "seed": 1, "flush_latency": [1, 4],
             "grid_latency": {"1": [1, 5]}},
-     "max_cycles": 200000}
+     "max_cycles": 200000, "ready": 0.8}
 
-Every field but ``grids`` is optional. ``parse`` raises ``StimulusError`` whose message starts
+Every field but ``grids`` is optional. ``ready`` (RTL runs only) is the probability that each
+output stream's ``ready`` is high in a cycle (random back-pressure, WD-V15); the golden model's
+outputs are always ready. ``parse`` raises ``StimulusError`` whose message starts
 with the offending field's path (``grids[2].in``); the flow turns it into one line and exit
-status 2. ``run_stimulus`` runs the golden model; ``result`` turns a run into the result JSON.
+status 2. ``run_stimulus`` runs the golden model; ``result`` turns a run into the result JSON;
+``outcome`` is the timing-independent summary that ``gpublocks run wdist`` compares between the
+RTL and the golden model (the golden shadow launcher's sessions take 0 cycles, so cycle numbers
+are not compared).
 """
+
+from collections import Counter
 
 from dataclasses import dataclass, fields as dc_fields
 
@@ -25,10 +32,12 @@ from golden.wdist.formats import Command, Level, Mode
 from golden.wdist.params import WdistParams
 from golden.wdist.validate import check_fits_ports
 
-__all__ = ["StimulusError", "Stimulus", "parse", "run_stimulus", "result", "beat_json"]
+__all__ = ["StimulusError", "Stimulus", "parse", "run_stimulus", "result", "beat_json", "outcome",
+           "check_invariants", "TOP_KEYS"]
 
 _PARAM_NAMES = {f.name for f in dc_fields(WdistParams)}
 _CFG_KEYS = ("sm", "enable", "regs_cap_g", "smem_cap_g", "warp_cap", "slot_cap")
+TOP_KEYS = ("params", "cfg", "grids", "sm", "max_cycles", "ready")
 
 
 class StimulusError(ValueError):
@@ -43,6 +52,7 @@ class Stimulus:
     cfg: list
     sm: dict
     max_cycles: int
+    ready: float = 1.0
 
 
 def _int(v, where, lo=None, hi=None):
@@ -81,8 +91,8 @@ def parse(data):
     if not isinstance(data, dict):
         raise StimulusError("stimulus: the top level must be an object")
     for key in data:
-        if key not in ("params", "cfg", "grids", "sm", "max_cycles"):
-            raise StimulusError(f"stimulus.{key}: unknown field")
+        if key not in TOP_KEYS:
+            raise StimulusError(f"stimulus.{key}: unknown field (fields: {', '.join(TOP_KEYS)})")
     raw = data.get("params", {})
     if not isinstance(raw, dict):
         raise StimulusError("params: expected an object")
@@ -97,6 +107,9 @@ def parse(data):
     except (ValueError, TypeError) as exc:
         raise StimulusError(f"params: {exc}")
     cfg = []
+    widths = dict(zip(_CFG_KEYS, (p.SM_ID_W, 1, 9, 10, 7, p.FREE_W)))
+    if not isinstance(data.get("cfg", []), list):
+        raise StimulusError("cfg: expected a list of objects")
     for i, w in enumerate(data.get("cfg", [])):
         where = f"cfg[{i}]"
         if not isinstance(w, dict) or "sm" not in w:
@@ -104,7 +117,7 @@ def parse(data):
         for key in w:
             if key not in _CFG_KEYS:
                 raise StimulusError(f"{where}.{key}: unknown field")
-        cfg.append({k: _int(v, f"{where}.{k}", 0) for k, v in w.items()})
+        cfg.append({k: _int(v, f"{where}.{k}", 0, (1 << widths[k]) - 1) for k, v in w.items()})
     grids = data.get("grids")
     if not isinstance(grids, list) or not grids:
         raise StimulusError("grids: expected a non-empty list")
@@ -166,7 +179,10 @@ def parse(data):
         else:
             raise StimulusError(f"{where}: unknown field")
     max_cycles = _int(data.get("max_cycles", 200000), "max_cycles", 1, 10 ** 7)
-    return Stimulus(p, commands, at, cfg, opts, max_cycles)
+    ready = data.get("ready", 0.8)
+    if isinstance(ready, bool) or not isinstance(ready, (int, float)) or not 0 < ready <= 1:
+        raise StimulusError(f"ready: expected a probability in (0, 1], got {ready!r}")
+    return Stimulus(p, commands, at, cfg, opts, max_cycles, float(ready))
 
 
 def run_stimulus(stim):
@@ -213,3 +229,56 @@ def result(res):
                           "seq": r.seq} for t, r in m.cga_completes],
         "trace_records": len(m.traces),
     }
+
+
+def outcome(m, quiescent, invariants="passed", **extra):
+    """The timing-independent result of a run, from a ``WdistModel`` or a testbench's record of
+    the RTL ports (attributes ``p``, ``commands``, ``cta_ids``, ``cga_completes``, ``errs``,
+    ``bcast``): per ``grid_id`` of the accepted commands the sorted multiset of launched
+    ``ctaid`` and the number of ``cga_complete``; the ``err`` beats as a sorted multiset of
+    [code, grid_id, info]; ``quiescent`` at the end; ``invariants`` ("passed" or the checker's
+    AssertionError message). ``timing`` (per grid: cmd transfer, first and last ``cta_id``
+    transfer) and ``extra`` are informational, never compared."""
+    ids, first, last = {}, {}, {}
+    for s in range(m.p.N_SM):
+        for t, r in m.cta_ids[s]:
+            ids.setdefault(r.grid_id, []).append(list(r.ctaid))
+            first[r.grid_id] = min(first.get(r.grid_id, t), t)
+            last[r.grid_id] = max(last.get(r.grid_id, t), t)
+    cgas = Counter(r.grid_id for _, r in m.cga_completes)
+    accept = {}
+    for t, c in m.commands:
+        accept.setdefault(c.grid_id, t)
+    grids = {str(g): {"ctas": len(ids.get(g, [])), "ctaids": sorted(ids.get(g, [])),
+                      "cgas_completed": cgas[g]} for g in accept}
+    timing = {str(g): {"cmd": accept[g], "first_cta": first.get(g), "last_cta": last.get(g)}
+              for g in accept}
+    return {"grids": grids,
+            "err": sorted([e.code, e.grid_id, e.info] for _, e in m.errs),
+            "quiescent": bool(quiescent), "invariants": invariants,
+            "beats": len(m.bcast), "timing": timing, **extra}
+
+
+def check_invariants(m, quiescent):
+    """``golden.wdist.invariants`` on a record: "passed" or the first AssertionError's message.
+    A grid still waiting at the end (SM stubs that hold their CTAs) is checked like one aborted
+    after the units it launched (WD-V8); the end-state checks run only when ``quiescent``."""
+    from golden.wdist.formats import Err, Level
+    from golden.wdist.invariants import (_units, check_gpm, check_quiescent, check_raster,
+                                         check_resources, check_units, grids_of)
+    try:
+        check_units(m)
+        aborted = {e.grid_id: e.info for _, e in m.errs if e.code == Err.NEVER_FITS}
+        for gb, beats in grids_of(m):
+            total = gb.grid[0] * gb.grid[1] * gb.grid[2]
+            if gb.grid_id not in aborted and sum(sum(b.cnt) for b in beats) < total:
+                aborted[gb.grid_id] = (sum(sum(b.cnt) for b in beats) if gb.level == Level.PLAIN
+                                       else len(_units(beats)))
+        check_raster(m, aborted)
+        check_resources(m)
+        check_gpm(m)
+        if quiescent:
+            check_quiescent(m)
+    except AssertionError as exc:
+        return str(exc).splitlines()[0] if str(exc) else "AssertionError"
+    return "passed"

@@ -98,6 +98,11 @@ class PlaceEngine(wiring.Component):
         SMs per TPC for the MC classes, 1..4, dividing ``n_sm``.
     cnt_w : int
         Width of each a[i], free_w..16 (a[i] ≤ f[i]).
+    debug : bool
+        Build the level-search trace outputs ``dbg_step``, ``dbg_probe``, ``dbg_vol`` and
+        ``dbg_more`` (testbenches). Off inside the launcher, where nothing reads them (an unread
+        ``dbg_more`` is a Verilator UNUSEDSIGNAL there). ``dbg_cand`` is always built: it is
+        the prefix popcount's ``total``, which would otherwise be the unread signal.
 
     Members
     -------
@@ -106,17 +111,18 @@ class PlaceEngine(wiring.Component):
     o : Out(stream.Signature(engine_out_fields))
         ``ok``, ``a[n_sm]``, ``speed``, ``level``, ``rem``; held until accepted.
     dbg_step : Out(1)
-        A search iteration runs this cycle; ``dbg_probe`` is the level it tests, ``dbg_vol`` its
-        V and ``dbg_more`` the verdict V > n: golden ``level_search``'s trace (WD-GV4).
+        (With ``debug`` only, as ``dbg_probe``, ``dbg_vol``, ``dbg_more``.) A search iteration
+        runs this cycle; ``dbg_probe`` is the level it tests, ``dbg_vol`` its V and
+        ``dbg_more`` the verdict V > n: golden ``level_search``'s trace (WD-GV4).
     dbg_probe : Out(free_w + 1)
     dbg_vol : Out(n_width)
     dbg_more : Out(1)
     dbg_cand : Out(ceil_log2(n_sm + 1))
         In the final cycle (the cycle before ``o.valid`` rises): the number of candidates of
-        the final partial level (golden ``LbResult.candidates``).
+        the final partial level (golden ``LbResult.candidates``). Built at any ``debug``.
     """
 
-    def __init__(self, n_sm=8, free_w=6, sm_per_tpc=1, cnt_w=6):
+    def __init__(self, n_sm=8, free_w=6, sm_per_tpc=1, cnt_w=6, debug=False):
         self.n_sm = check_int(self, "n_sm", n_sm, 1, 128)
         self.free_w = check_int(self, "free_w", free_w, 1, 6)
         self.sm_per_tpc = check_int(self, "sm_per_tpc", sm_per_tpc, 1, 4)
@@ -126,15 +132,16 @@ class PlaceEngine(wiring.Component):
         self.n_w = n_width(n_sm, free_w)
         self.in_fields = engine_in_fields(n_sm, free_w)
         self.out_fields = engine_out_fields(n_sm, free_w, cnt_w)
-        super().__init__({
+        self.debug = bool(debug)
+        members = {
             "i": In(stream.Signature(struct_layout(self.in_fields))),
             "o": Out(stream.Signature(struct_layout(self.out_fields))),
-            "dbg_step": Out(1),
-            "dbg_probe": Out(free_w + 1),
-            "dbg_vol": Out(self.n_w),
-            "dbg_more": Out(1),
-            "dbg_cand": Out(ceil_log2(n_sm + 1)),
-        })
+        }
+        if self.debug:
+            members.update(dbg_step=Out(1), dbg_probe=Out(free_w + 1), dbg_vol=Out(self.n_w),
+                           dbg_more=Out(1))
+        members["dbg_cand"] = Out(ceil_log2(n_sm + 1))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -148,7 +155,8 @@ class PlaceEngine(wiring.Component):
         x = Signal(KW)                     # the level built MSB first
         bit = Signal(KW)                   # one-hot bit under test; 0 after the last
         low = Signal(KW)                   # bit − 1: probe = x + bit − 1 = x | low
-        run = self.dbg_step                # a search iteration this cycle
+        dbg = self.debug
+        run = self.dbg_step if dbg else Signal(name="run")      # a search iteration this cycle
         fin = Signal()                     # the final cycle
         o_valid = self.o.valid
 
@@ -170,7 +178,7 @@ class PlaceEngine(wiring.Component):
             v.append(Mux(mode, Cat(f[k], class_a), Cat(f[k], C(0, 1))))
 
         # terms at X = probe (search) or X = x (final: low is 0 there)
-        X = self.dbg_probe
+        X = self.dbg_probe if dbg else Signal(KW, name="probe")
         m.d.comb += X.eq(x | low)
         gt = [lt(X, v[k]) for k in range(S)]                    # v > X
         ge = [~lt(v[k], X) for k in range(S)]                   # v >= X
@@ -183,10 +191,11 @@ class PlaceEngine(wiring.Component):
                 m.d.comb += term.eq(t)
                 t = term
             terms.append(t)
-        vol = self.dbg_vol                                      # V(X)
+        vol = self.dbg_vol if dbg else Signal(NW, name="vol")   # V(X)
         m.d.comb += vol.eq(_tree(terms, lambda a, b: a + b)[:NW])
         more = lt(n, vol)                                       # V(X) > n
-        m.d.comb += self.dbg_more.eq(more)
+        if dbg:
+            m.d.comb += self.dbg_more.eq(more)
 
         with m.If(run):
             with m.If(more):

@@ -46,9 +46,32 @@ class LauncherPorts(wiring.Component):
         The next sequence number (dbg sel 10).
     busy : Out(1)
         A grid is in progress.
+    grid_id : Out(GRID_ID_W)
+        The head grid's ``grid_id`` (valid while ``busy``).
+    tr_ok_single : In(1)
+        The trace unit can take a single record (SELECT, FAIL) this cycle
+        (``hw.wdist.trace.TraceUnit``); tied high without a trace port. A launcher does not
+        take the step that makes an event while it is low.
+
+    Only with ``trace_batches`` (the shadow launcher; the legacy baseline traces FAIL records
+    alone):
+
+    tr_ok_batch : In(1)
+        The trace unit can take a batch (SNAP / QUERY records) this cycle.
+    tr_snap, tr_query, tr_select : Out(1)
+        Trace strobes (WD-I11): a snapshot (the trace unit copies the tracker's ``free``,
+        ``credit``, ``empty`` of this cycle, which the launcher samples too), a step's or round's
+        answers (``tr_q_*``), a SELECT record (``tr_best``, ``tr_win_mask``). A FAIL record is
+        ``fail`` (with ``never_fits``).
+    tr_step, tr_pass : Out(8), Out(2)
+        The step / round and the ``pass`` of the strobe.
+    tr_q_valid, tr_q_cause, tr_q_speed, tr_q_credit, tr_q_lat, tr_q_a : Out
+        The answers of every GPC (``tr_q_a`` per global SM) with their issue-to-response
+        latency.
+    tr_best, tr_win_mask : Out
     """
 
-    def __init__(self, params):
+    def __init__(self, params, trace_batches=True):
         if not isinstance(params, WdistParams):
             reject(self, f"params must be a WdistParams, got {params!r}")
         p = self.p = params
@@ -71,7 +94,21 @@ class LauncherPorts(wiring.Component):
             "fail": Out(1), "never_fits": Out(1),
             "result": Out(stream.Signature(self.result_layout)),
             "stall": Out(3), "next_seq": Out(p.SEQ_W), "busy": Out(1),
+            "grid_id": Out(p.GRID_ID_W), "tr_ok_single": In(1),
+            **(self._batch_ports(p) if trace_batches else {}),
         })
+
+    @staticmethod
+    def _batch_ports(p):
+        return {"tr_ok_batch": In(1),
+                "tr_snap": Out(1), "tr_query": Out(1), "tr_select": Out(1),
+                "tr_step": Out(8), "tr_pass": Out(2),
+                "tr_q_valid": Out(p.N_GPC), "tr_q_cause": Out(data.ArrayLayout(2, p.N_GPC)),
+                "tr_q_speed": Out(data.ArrayLayout(p.FREE_W, p.N_GPC)),
+                "tr_q_credit": Out(data.ArrayLayout(8, p.N_GPC)),
+                "tr_q_lat": Out(data.ArrayLayout(8, p.N_GPC)),
+                "tr_q_a": Out(data.ArrayLayout(p.CNT_W, p.N_SM)),
+                "tr_best": Out(p.FREE_W), "tr_win_mask": Out(p.N_GPC)}
 
     def grid_head(self, m, state, result_state):
         """What both launchers do alike: the head grid's command register ``c`` and its
@@ -83,6 +120,7 @@ class LauncherPorts(wiring.Component):
         launched = Signal(16, name="launched")
         st = state.as_value()
         m.d.comb += [self.busy.eq(nonzero(st)), self.grid.ready.eq(is_zero(st)),
+                     self.grid_id.eq(c.grid_id),
                      self.commit_shape.regs_g.eq(c.regs_g), self.commit_shape.smem_g.eq(c.smem_g),
                      self.commit_shape.warps.eq(c.warps)]
         res = self.result

@@ -7,6 +7,9 @@ choosing its GPC (the largest total free among those that fit and hold a credit,
 lowest index) and then one cycle per CTA; the credit is taken at rank 0. Only PLAIN and GPC
 grids reach it (the command checker answers the others with BAD_LEVEL, WD-E4).
 
+Its only trace records are FAIL records (WD-I11): one per level-GPC CGA that finds no fitting
+GPC, so the choice cycle waits for ``tr_ok_single``.
+
 The GRID beat takes the cycle before the grid's first placement (the golden model emits it
 beside that placement), so a grid's placements start one cycle later than G-LEGACY's; they are
 otherwise the same, cycle for cycle, while the beat queue drains one beat per cycle.
@@ -72,6 +75,9 @@ class Legacy(LauncherPorts):
 
     #: the levels it places; the command checker answers the others BAD_LEVEL (WD-E4)
     LEVELS = frozenset({Level.PLAIN, Level.GPC})
+
+    def __init__(self, params):
+        super().__init__(params, trace_batches=False)
 
     def elaborate(self, platform):
         p = self.p
@@ -201,7 +207,7 @@ class Legacy(LauncherPorts):
                         m.d.sync += finish(0)
         with m.Elif(eq_const(st, _State.CHOOSE.value)):
             m.d.comb += self.stall.eq(Mux(waiting & ~self.dirty, 3, 0))
-            with m.If(go):
+            with m.If(go & self.tr_ok_single):      # a FAIL record waits for trace room
                 m.d.comb += self.attempt.eq(1)
                 with m.If(is_zero(g_key)):
                     m.d.comb += [self.fail.eq(1), self.never_fits.eq(self.empty)]

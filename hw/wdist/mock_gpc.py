@@ -68,6 +68,9 @@ class MockGpc(wiring.Component):
         SM_PER_TPC, 1..4, dividing ``n_sm``.
     cnt_w : int
         CNT_W, width of a[i], free_w..16.
+    debug : bool
+        Build the outputs only a testbench reads: ``c`` and the engine's ``dbg_*`` trace. Off
+        inside the launcher, where nothing reads them (Verilator UNUSEDSIGNAL).
 
     Members
     -------
@@ -91,15 +94,15 @@ class MockGpc(wiring.Component):
     f : Out(ArrayLayout(free_w, n_sm))
         Effective free counts FS − LS, what the next query sees.
     c : Out(8)
-        Effective credit CS − LC.
+        Effective credit CS − LC (only with ``debug``).
     busy : Out(1)
         A query is being answered (accepted, response not yet transferred).
     dbg_step, dbg_probe, dbg_vol, dbg_more, dbg_cand : Out
         The engine's level-search trace (WD-GV4 replay at ``wd_mock_gpc`` level), see
-        :class:`~hw.wdist.engine.PlaceEngine`.
+        :class:`~hw.wdist.engine.PlaceEngine` (only with ``debug``).
     """
 
-    def __init__(self, n_sm=8, free_w=6, sm_per_tpc=2, cnt_w=6):
+    def __init__(self, n_sm=8, free_w=6, sm_per_tpc=2, cnt_w=6, debug=False):
         self.n_sm = check_int(self, "n_sm", n_sm, 2, 32)
         self.free_w = check_int(self, "free_w", free_w, 1, 6)
         self.sm_per_tpc = check_int(self, "sm_per_tpc", sm_per_tpc, 1, 4)
@@ -108,24 +111,30 @@ class MockGpc(wiring.Component):
         self.cnt_w = check_int(self, "cnt_w", cnt_w, free_w, 16)
         self.query_fields = query_fields(n_sm, free_w)
         self.resp_fields = resp_fields(n_sm, free_w, cnt_w)
+        self.debug = bool(debug)
         vec = data.ArrayLayout(free_w, n_sm)
-        super().__init__({
+        members = {
             "snap": In(1), "snap_free": In(vec), "snap_credit": In(CREDIT_W),
             "q": In(stream.Signature(struct_layout(self.query_fields))),
             "resp": Out(stream.Signature(struct_layout(self.resp_fields))),
             "op": In(1), "op_kind": In(2), "op_cga": In(1),
             "op_a": In(data.ArrayLayout(cnt_w, n_sm)),
-            "fs": Out(vec), "f": Out(vec), "c": Out(CREDIT_W), "busy": Out(1),
-            "dbg_step": Out(1), "dbg_probe": Out(free_w + 1), "dbg_vol": Out(n_width(n_sm, free_w)),
-            "dbg_more": Out(1), "dbg_cand": Out(ceil_log2(n_sm + 1)),
-        })
+            "fs": Out(vec), "f": Out(vec), "busy": Out(1),
+        }
+        if self.debug:
+            members.update({
+                "c": Out(CREDIT_W), "dbg_step": Out(1), "dbg_probe": Out(free_w + 1),
+                "dbg_vol": Out(n_width(n_sm, free_w)), "dbg_more": Out(1),
+                "dbg_cand": Out(ceil_log2(n_sm + 1))})
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
         S, W = self.n_sm, self.free_w
-        m.submodules.engine = eng = PlaceEngine(S, W, self.sm_per_tpc, self.cnt_w)
-        m.d.comb += [getattr(self, name).eq(getattr(eng, name))
-                     for name in ("dbg_step", "dbg_probe", "dbg_vol", "dbg_more", "dbg_cand")]
+        m.submodules.engine = eng = PlaceEngine(S, W, self.sm_per_tpc, self.cnt_w, self.debug)
+        if self.debug:
+            m.d.comb += [getattr(self, name).eq(getattr(eng, name))
+                         for name in ("dbg_step", "dbg_probe", "dbg_vol", "dbg_more", "dbg_cand")]
 
         fs = [Signal(W, name=f"fs{k}") for k in range(S)]
         ls = [Signal(W, name=f"ls{k}") for k in range(S)]
@@ -137,9 +146,10 @@ class MockGpc(wiring.Component):
         credit_q = Signal(CREDIT_W)        # c at the query
 
         eff = [self.f[k] for k in range(S)]                     # FS − LS
-        c = self.c                                              # CS − LC
         m.d.comb += [eff[k].eq((fs[k] - ls[k])[:W]) for k in range(S)]
-        m.d.comb += c.eq((cs - lc)[:CREDIT_W])
+        c = (cs - lc)[:CREDIT_W]                                # CS − LC
+        if self.debug:
+            m.d.comb += self.c.eq(c)
         m.d.comb += [self.fs[k].eq(fs[k]) for k in range(S)]
 
         # query: credit first (WD-F11), then the engine on f = FS − LS

@@ -34,6 +34,7 @@ from hw.wdist.gpm import Gpm
 from hw.wdist.launcher import Launcher
 from hw.wdist.legacy import Legacy
 from hw.wdist.raster_array import RasterArray
+from hw.wdist.trace import TraceUnit
 from hw.wdist.tracker import ResourceTracker
 
 __all__ = ["WdTop", "status_layout", "ERR_DEPTH"]
@@ -77,6 +78,9 @@ class WdTop(wiring.Component):
         WD-I9, registered.
     dbg_req : In(stream.Signature({sel: 4, idx: 16})), dbg_resp : Out(stream({data: 32}))
         WD-I12: one registered response per request, in order.
+    trace : Out(stream.Signature(trace_fields))
+        WD-I11, only when ``TRACE`` = 1 (``hw.wdist.trace.TraceUnit``); the launcher waits for
+        it, no record is dropped.
     """
 
     def __init__(self, params):
@@ -97,6 +101,9 @@ class WdTop(wiring.Component):
             "dbg_req": In(stream.Signature(data.StructLayout({"sel": 4, "idx": 16}))),
             "dbg_resp": Out(stream.Signature(data.StructLayout({"data": 32}))),
         }
+        if p.TRACE:
+            self.trace_unit = TraceUnit(p, batches=p.DISTRIBUTOR != "legacy")
+            members["trace"] = Out(stream.Signature(self.trace_unit.rec_layout))
         self.rasters = RasterArray(p)
         for s in range(p.N_SM):
             members[f"cta_id_{s}"] = Out(stream.Signature(self.rasters.rasters[0].rec_layout))
@@ -133,7 +140,8 @@ class WdTop(wiring.Component):
         cmd_err = Signal()
         m.d.comb += cmd_err.eq(chk.o.valid & nonzero(verdict.err))
         m.d.comb += [lau.grid.valid.eq(chk.o.valid & is_zero(verdict.err)),
-                     lau.grid.payload.cmd.eq(verdict.cmd), lau.grid.payload.unit_x.eq(verdict.unit_x),
+                     lau.grid.payload.cmd.eq(verdict.cmd),
+                     lau.grid.payload.unit_x.eq(verdict.unit_x),
                      lau.grid.payload.unit_y.eq(verdict.unit_y),
                      lau.grid.payload.unit_z.eq(verdict.unit_z)]
 
@@ -144,14 +152,31 @@ class WdTop(wiring.Component):
                      trk.shape.eq(lau.commit_shape), trk.commit.eq(lau.commit),
                      trk.commit_a.eq(lau.commit_a), trk.commit_shape.eq(lau.commit_shape),
                      trk.credit_dec.eq(lau.credit_dec)]
-        head_grid = Signal(p.GRID_ID_W)                 # the launcher's grid (0 when idle)
-        with m.If(lau.grid.valid & lau.grid.ready):
-            m.d.sync += head_grid.eq(verdict.cmd.grid_id)
-        with m.Elif(~lau.busy):
-            m.d.sync += head_grid.eq(0)
+        head_grid = Mux(lau.busy, lau.grid_id, 0)      # the launcher's grid (0 when idle)
         res = lau.result
         res_err = Signal()
         m.d.comb += res_err.eq(res.valid & nonzero(res.payload.code))
+
+        # ---- trace (WD-I11) ----------------------------------------------------------------
+        if p.TRACE:
+            m.submodules.trace = tu = self.trace_unit
+            m.d.comb += [tu.fail.eq(lau.fail), tu.never_fits.eq(lau.never_fits),
+                         tu.grid_id.eq(lau.grid_id), lau.tr_ok_single.eq(tu.single_ready)]
+            if tu.batches:
+                m.d.comb += [tu.snap.eq(lau.tr_snap), tu.free.eq(trk.free),
+                             tu.credit.eq(trk.credit), tu.empty.eq(trk.empty),
+                             tu.query.eq(lau.tr_query), tu.q_valid.eq(lau.tr_q_valid),
+                             tu.q_cause.eq(lau.tr_q_cause), tu.q_speed.eq(lau.tr_q_speed),
+                             tu.q_credit.eq(lau.tr_q_credit), tu.q_lat.eq(lau.tr_q_lat),
+                             tu.q_a.eq(lau.tr_q_a), tu.select.eq(lau.tr_select),
+                             tu.best.eq(lau.tr_best), tu.win_mask.eq(lau.tr_win_mask),
+                             tu.step.eq(lau.tr_step), tu.pass_.eq(lau.tr_pass),
+                             lau.tr_ok_batch.eq(tu.batch_ready)]
+            wiring.connect(m, tu.trace, wiring.flipped(self.trace))
+            trace_idle = tu.idle
+        else:
+            m.d.comb += [lau.tr_ok_batch.eq(1), lau.tr_ok_single.eq(1)]
+            trace_idle = Const(1, 1)
 
         # ---- beat stage: CGA ID from the beat's GPM, lock-step fork (WD-I3, WD-F21) ----------
         bt = lau.beat.payload
@@ -189,7 +214,8 @@ class WdTop(wiring.Component):
         credit_ret = Cat(*[gpm.credit_ret for gpm in gpms])
         m.d.comb += trk.credit_inc.eq(credit_ret)
         for gpm in gpms:
-            m.d.comb += [gpm.cta_complete.valid.eq(cc.valid), gpm.cta_complete.payload.eq(cc.payload),
+            m.d.comb += [gpm.cta_complete.valid.eq(cc.valid),
+                         gpm.cta_complete.payload.eq(cc.payload),
                          gpm.cc_underflow.eq(trk.cc_underflow),
                          gpm.dsmem_flush_done.valid.eq(fd.valid),
                          gpm.dsmem_flush_done.payload.eq(fd.payload)]
@@ -235,7 +261,8 @@ class WdTop(wiring.Component):
         for k, (valid, code, grid_id, info) in enumerate(sources):
             word, stmts = err_word(code, grid_id, info)
             m.d.comb += stmts
-            m.d.comb += [getattr(errq, f"w_en_{k}").eq(valid), getattr(errq, f"w_data_{k}").eq(word)]
+            m.d.comb += [getattr(errq, f"w_en_{k}").eq(valid),
+                         getattr(errq, f"w_data_{k}").eq(word)]
             if k != 1:
                 lost_terms.append(valid & ~getattr(errq, f"w_ok_{k}"))
         err_room = errq.w_ok_1
@@ -263,7 +290,9 @@ class WdTop(wiring.Component):
                             Mux(nonzero(lau.stall), lau.stall,
                                 Mux(launch_idle, Stall.NONE, Stall.RUNNING)))))
         fail_cnt = st.fail_cnt
-        m.d.sync += [st.busy.eq(~launch_idle), st.quiescent.eq(quiescent), st.stall.eq(stall),
+        # busy also while trace records drain; quiescence is WD-F31's list alone
+        m.d.sync += [st.busy.eq(~launch_idle | ~trace_idle), st.quiescent.eq(quiescent),
+                     st.stall.eq(stall),
                      st.fail.eq(lau.fail), st.head_grid_id.eq(head_grid)]
         with m.If(lau.fail):
             m.d.sync += fail_cnt.eq(fail_cnt + 1)

@@ -59,7 +59,14 @@ class Machine:
 
     def release(self, n):
         """Complete the n oldest placed CTAs; once none is left, every CGA counts as complete
-        and the credits return (the way out of a wait, identical on both sides)."""
+        and the credits return (the way out of a wait, identical on both sides).
+
+        Credits come back only here, all at once and only when the machine is empty: the model
+        keeps no CGA bookkeeping (no GPM), so a CGA's ``cga_complete`` is not modelled. Every
+        GPC CGA takes one credit at its commit, including each GPC CGA of a GPU CGA (level GPU
+        Pass II); PLAIN and GPU_FLAT take none. A grid that waits for credits therefore waits
+        until every placed CTA has completed, and then the snapshot is ``empty``, so a unit
+        that fails on it ends in NEVER_FITS."""
         for _ in range(min(n, len(self.placed))):
             sm, shape = self.placed.popleft()
             self.t.complete(sm, shape)
@@ -77,10 +84,16 @@ def grid_item(p, cmd):
     return word
 
 
-async def run_closed_loop(dut, p, caps, grids, release_n, ready_prob, rng, one_cta=False):
+async def run_closed_loop(dut, p, caps, grids, release_n, ready_prob, rng, one_cta=False,
+                          log=None):
     """Drive the RTL with the tracker model; return (beats, fails, results, cycles, the beat
-    monitor). ``one_cta``: every commit must be one CTA on one SM (the legacy baseline)."""
+    monitor). ``one_cta``: every commit must be one CTA on one SM (the legacy baseline).
+    ``log``: a list that receives (cycle, event) for every ``attempt`` (snapshot), ``fail``,
+    ``result`` and LAUNCH beat write (``commit``) cycle, counted from the first cycle."""
     mach = Machine(p, caps)
+    dut.tr_ok_single.value = 1          # the trace unit (in wd_top) always has room here
+    if hasattr(dut, "tr_ok_batch"):
+        dut.tr_ok_batch.value = 1
     drv = StreamDriver(dut, "grid", dut.clk, gap_prob=0.0, rng=rng)
     mon = StreamMonitor(dut, "beat", dut.clk, raster_beat_fields(p), ready_prob=ready_prob,
                         rng=rng)
@@ -104,9 +117,15 @@ async def run_closed_loop(dut, p, caps, grids, release_n, ready_prob, rng, one_c
         stall = read_int(dut.stall)
         if read_int(dut.attempt):
             dirty = 0
+            if log is not None:
+                log.append((cycles, "attempt"))
         if read_int(dut.fail):
             fails += 1
+            if log is not None:
+                log.append((cycles, "fail"))
         if read_int(dut.commit):
+            if log is not None:
+                log.append((cycles, "commit"))
             a = read_int(dut.commit_a)
             ks = [(a >> (s * p.CNT_W)) & ((1 << p.CNT_W) - 1) for s in range(p.N_SM)]
             if one_cta:
@@ -120,6 +139,8 @@ async def run_closed_loop(dut, p, caps, grids, release_n, ready_prob, rng, one_c
             if (dec >> g) & 1:
                 mach.t.commit_credit(g)
         if read_int(dut.result__valid) and read_int(dut.result__ready):
+            if log is not None:
+                log.append((cycles, "result"))
             head.popleft()
             waited = False
         if stall in (2, 3) and not waited:
@@ -144,9 +165,11 @@ async def run_closed_loop(dut, p, caps, grids, release_n, ready_prob, rng, one_c
     return beats, fails, results, cycles, mon
 
 
-def random_case(rng, p):
-    """Random capacities and 2..5 PLAIN / level-GPC (LB, MC) grids; in half the cases a CGA
-    larger than any GPC at the end (waits, then NEVER_FITS on the emptied machine)."""
+def random_case(rng, p, levels=(Level.PLAIN, Level.GPC)):
+    """Random capacities and 2..5 grids of ``levels``: PLAIN, level-GPC (LB, MC), level-GPU
+    (LB, MC; 1..3 × 1..2 GPC CGAs of 1..4 CTAs) and GPU_FLAT (1..24 CTAs); in half the cases
+    a CGA larger than any GPC at the end (waits, then NEVER_FITS on the emptied machine). The
+    default levels are the legacy baseline's (its stimulus stays as it was for a seed)."""
     caps = {}
     for sm in range(p.N_SM):
         if rng.random() < 0.3:
@@ -155,19 +178,36 @@ def random_case(rng, p):
             caps.setdefault(sm, {})["enable"] = 0
     grids = []
     for k in range(rng.randint(2, 5)):
-        level = rng.choice((Level.PLAIN, Level.GPC))
+        level = rng.choice(tuple(levels))
         warps = rng.randint(1, 16)
         if level == Level.PLAIN:
             grids.append(Command(grid_id=k, level=level, grid_x=rng.randint(1, 30),
                                  grid_y=rng.randint(1, 3), grid_z=rng.randint(1, 2),
                                  warps=warps, regs_g=rng.randint(0, 40), smem_g=rng.randint(0, 200)))
-        else:
+        elif level == Level.GPC:
             inner = (rng.randint(1, 4), rng.randint(1, 2), 1)
             units = (rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 2))
             grids.append(Command(grid_id=k, level=level, mode=rng.randrange(2),
                                  grid_x=units[0] * inner[0], grid_y=units[1] * inner[1],
                                  grid_z=units[2], in_x=inner[0], in_y=inner[1], warps=warps,
                                  regs_g=rng.randint(0, 40), smem_g=rng.randint(0, 200)))
+        elif level == Level.GPU:
+            inner = rng.choice(((1, 1), (2, 1), (3, 1), (4, 1), (1, 2), (2, 2), (1, 4)))
+            outer = (rng.randint(1, 3), rng.randint(1, 2))
+            units = (rng.randint(1, 2), rng.randint(1, 2), 1)
+            grids.append(Command(grid_id=k, level=level, mode=rng.randrange(2),
+                                 grid_x=units[0] * outer[0] * inner[0],
+                                 grid_y=units[1] * outer[1] * inner[1], grid_z=units[2],
+                                 in_x=inner[0], in_y=inner[1], out_x=outer[0], out_y=outer[1],
+                                 warps=warps, regs_g=rng.randint(0, 40),
+                                 smem_g=rng.randint(0, 200)))
+        else:                                                       # GPU_FLAT
+            inner = (rng.randint(1, 8), rng.randint(1, 3), 1)
+            units = (rng.randint(1, 3), rng.randint(1, 2), 1)
+            grids.append(Command(grid_id=k, level=level, grid_x=units[0] * inner[0],
+                                 grid_y=units[1] * inner[1], grid_z=units[2], in_x=inner[0],
+                                 in_y=inner[1], warps=warps, regs_g=rng.randint(0, 40),
+                                 smem_g=rng.randint(0, 200)))
     if rng.random() < 0.5:          # a CGA larger than any GPC: waits, then NEVER_FITS
         grids.append(Command(grid_id=len(grids), level=Level.GPC, mode=rng.randrange(2),
                              grid_x=63, grid_y=8, in_x=63, in_y=8, warps=1))

@@ -9,8 +9,9 @@ for the observed ``bcast``, each grid's IDs a permutation), V1 and V10 (used cou
 from beats and completions stay within capacity; ``dbg`` agrees at the end), V9 (G-GPM IDs, one
 ``flush_req`` and one ``cga_complete`` per GPC CGA) and V10 quiescence.
 
-- ``random_top``: random capacities and PLAIN / level-GPC grids (``tb.wdist.launch_loop``), SM
-  stubs completing after random latency: every grid finishes within a watchdog (WD-V11) and the
+- ``random_top``: random capacities and grids of every level the launcher places (PLAIN, GPC,
+  and for the shadow launcher GPU and GPU_FLAT; ``tb.wdist.launch_loop``), SM stubs completing
+  after random latency: every grid finishes within a watchdog (WD-V11) and the
   NEVER_FITS errors are those a golden ``WdistModel`` run of the same commands reports.
 - ``errors``: one directed case per WD-E code (WD-V13), each followed by a normal command;
   ``dbg`` shows no state change; ``err_lost`` counts protocol errors that find the queue full.
@@ -20,18 +21,25 @@ from collections import deque
 from dataclasses import replace
 
 import cocotb
+from amaranth.utils import ceil_log2
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from golden.common.fields import Fields
 from golden.wdist.driver import run as golden_run
-from golden.wdist.formats import (Beat, Command, CtaRecord, ErrBeat, Kind, Level, Shape, Stall,
-                                  bcast_fields, cfg_fields, cga_complete_fields, cmd_fields,
-                                  cta_id_fields, err_fields, flush_req_fields)
+from golden.wdist.emit import pad
+from golden.wdist.formats import (Beat, Command, CtaRecord, ErrBeat, Kind, Level, Mode, Shape,
+                                  Stall, TraceKind, TraceRec, bcast_fields, cfg_fields,
+                                  cga_complete_fields, cmd_fields, cta_id_fields, err_fields,
+                                  flush_req_fields, trace_fields)
 from golden.wdist.gpm import CgaComplete, FlushReq
 from golden.wdist.invariants import check_all
 from golden.wdist.params import WdistParams
+from golden.wdist.session import GridRun
+from golden.wdist.session import Launcher as GoldenLauncher
 from golden.wdist.stubs import SmStubs
 from golden.wdist.tracker import ResourceTracker
+from hw.wdist.launcher import Launcher
+from hw.wdist.legacy import Legacy
 from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.stream import read_int
@@ -75,6 +83,7 @@ class PortRecord:
         self.cga_completes, self.errs, self.commands, self.sessions = [], [], [], []
         self.cta_ids = [[] for _ in range(p.N_SM)]
         self.new_records = []
+        self.traces = []
         self.fails = 0
         self.stalls = set()
         self.dbg_values = {}
@@ -95,9 +104,10 @@ class TopBench:
         self.ready_prob = ready_prob
         self.f = dict(cmd=cmd_fields(p), cfg=cfg_fields(p), bcast=bcast_fields(p),
                       cta=cta_id_fields(p), fr=flush_req_fields(p), cq=cga_complete_fields(p),
-                      err=err_fields(p), status=status_fields(p))
+                      err=err_fields(p), status=status_fields(p), trace=trace_fields(p))
         self.stubs = stubs
         self.t = 0
+        self.ts0 = 0
         self.cmds = deque()
         self.cfgs = deque()
         self.cc = deque()                 # extra cta_complete / dsmem_flush_done to drive
@@ -108,6 +118,9 @@ class TopBench:
         self.out_ports = [_Port(dut, n) for n in ("bcast", "flush_req", "cga_complete", "err")]
         self.cta_ports = [_Port(dut, f"cta_id_{s}") for s in range(p.N_SM)]
         self.out_ports += self.cta_ports
+        self.trace_port = _Port(dut, "trace") if p.TRACE else None
+        if self.trace_port:
+            self.out_ports.append(self.trace_port)
 
     def outputs(self):
         return self.out_ports
@@ -126,6 +139,7 @@ class TopBench:
             for s in range(self.p.N_SM):
                 getattr(d, f"cta_id_{s}__ready").value = 1
             await reset(d)
+            self.ts0 = self.t                   # trace ts 0 is the first cycle after reset
         self.rec = PortRecord(self.p, caps or {})
         for sm in range(self.p.N_SM):
             cap = (caps or {}).get(sm, {})
@@ -207,6 +221,14 @@ class TopBench:
         if read_int(d.err__valid) and read_int(d.err__ready):
             v = f["err"].unpack(read_int(d.err__payload))
             rec.errs.append((t, ErrBeat(v["code"], v["grid_id"], v["info"])))
+        tp = self.trace_port
+        if tp and read_int(tp.valid) and read_int(tp.ready):
+            v = f["trace"].unpack(read_int(tp.payload))
+            rec.traces.append(TraceRec(
+                v["kind"], sess=v["sess"], step=v["step"], pass_=v["pass_"], gpc=v["gpc"],
+                valid=v["valid"], cause=v["cause"], speed=v["speed"], vec=tuple(v["vec"]),
+                credit=v["credit"], empty=v["empty"], best=v["best"], win_mask=v["win_mask"],
+                grid_id=v["grid_id"], never_fits=v["never_fits"], ts=v["ts"], lat=v["lat"]))
         if self.stubs:
             self.stubs.observe(t, rec)
         await RisingEdge(d.clk)
@@ -282,7 +304,61 @@ class TopBench:
         rec.dbg_values = await self.snapshot()
         for s in range(p.N_SM):
             rec.tracker.used[s] = Shape(*[rec.dbg_values[(sel, s)] for sel in range(4)])
+        if p.TRACE:
+            check_trace(rec, self.ts0)
         check_all(rec)
+
+
+def check_trace(rec, ts0):
+    """The trace against the other ports. FAIL records = ``status.fail`` pulses (WD-F14). For
+    the shadow launcher every session (its SNAP records) is recomputed by the golden
+    ``Launcher.run_session`` from the snapshot the records carry: its QUERY, SELECT and FAIL
+    records (all fields but ``ts``, ``lat``) and the concatenated LAUNCH / GRID beats (all fields
+    but ``cga_id``) must equal the RTL's (WD-V7), and each snapshot is handed to the WD-V2 check
+    as a session (``rec.sessions``). ``lat`` obeys WD-P4."""
+    p = rec.p
+    fails = [r for r in rec.traces if r.kind == TraceKind.FAIL]
+    assert len(fails) == rec.fails, f"{len(fails)} FAIL records, {rec.fails} status.fail pulses"
+    if p.DISTRIBUTOR == "legacy":
+        assert len(fails) == len(rec.traces), "the legacy baseline traces only FAIL records"
+        return
+    cmds = {c.grid_id: c for _, c in rec.commands}
+    by_sess = []
+    for r in rec.traces:
+        if r.kind == TraceKind.SNAP and r.gpc == 0:
+            by_sess.append([])
+        assert by_sess, f"a trace record before any SNAP: {r}"
+        by_sess[-1].append(r)
+    gold = GoldenLauncher(p)
+    gold.sess = by_sess[0][0].sess if by_sess else 0
+    launches = [b for _, b in rec.bcast if b.kind != Kind.GRID]
+    gold.seq.value = launches[0].seq if launches else 0    # seq runs on across rounds
+    runs = {}
+    beats = []
+    for recs in by_sess:
+        snaps = recs[:p.N_GPC]
+        assert [r.kind for r in snaps] == [TraceKind.SNAP] * p.N_GPC and \
+            [r.gpc for r in snaps] == list(range(p.N_GPC)), f"SNAP records {snaps}"
+        grid_id = snaps[0].grid_id
+        cmd = cmds[grid_id]
+        free = [x for g, r in enumerate(snaps) for x in r.vec[:p.SM_PER_GPC[g]]]
+        credit = [r.credit for r in snaps]
+        empty = snaps[0].empty
+        run = runs.setdefault(grid_id, GridRun.start(cmd))
+        res = gold.run_session(run, free, credit, empty)
+        rec.sessions.append((snaps[0].ts + ts0, cmd, free, credit, empty, res))
+        want = [replace(x, vec=pad(p, x.vec)).key() for k, x in res.events if k == "trace"]
+        got = [r.key() for r in recs]
+        assert got == want, f"WD-V7: session {snaps[0].sess} (grid {grid_id}) trace\n" \
+            f"RTL    {got}\ngolden {want}"
+        beats += [x.key() for k, x in res.events if k == "beat"]
+        for r in recs:
+            if r.kind == TraceKind.QUERY:
+                lvl = p.FREE_W + (1 if cmd.mode == Mode.MC else 0)
+                bound = lvl + ceil_log2(p.SM_PER_GPC[r.gpc]) + 2
+                assert r.lat <= bound, f"WD-P4: query latency {r.lat} > {bound}"
+    got = [replace(b, cga_id=0).key() for _, b in rec.bcast]
+    assert got == beats, "WD-V7: the bcast beats differ from the golden sessions'"
 
 
 def golden_errors(p, caps, cmds, seed):
@@ -301,7 +377,8 @@ async def random_top(dut):
     rng = env.rng(0)
     tb = TopBench(dut, p, rng, ready_prob=rng.choice((0.6, 1.0)))
     for rnd in range(3):
-        caps, grids = random_case(rng, p)
+        levels = Legacy.LEVELS if p.DISTRIBUTOR == "legacy" else Launcher.LEVELS
+        caps, grids = random_case(rng, p, levels=tuple(sorted(levels)))
         grids = [replace(c, grid_id=c.grid_id + 10 * rnd) for c in grids]
         shapes = {c.grid_id: c.shape for c in grids}
         tb.stubs = SmStubs(p, shapes, seed=rng.randrange(1 << 30), latency=(1, 40))

@@ -23,7 +23,7 @@ def test_list_shows_arbiter_and_its_parameters(cli):
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("arbiter "))
     assert "hw.common.arbiter:RoundRobinArbiter" in row and "n=4 (1..1024)" in row
-    for planned in ("wdist", "memrouter"):
+    for planned in ("memrouter",):
         assert any(line.startswith(planned + " ") and "planned" in line for line in out.splitlines())
 
 
@@ -37,7 +37,7 @@ def test_verilog_all_and_lint_all(cli, build):
     code, out, _ = cli("verilog", "--all")
     assert code == 0
     names = ("arbiter", "skid", "prefix_popcount", "lzc", "dfp", "dfp_quantizer",
-             "dfp_dequantizer", "dfp_downconverter", "trackq", "tma")
+             "dfp_dequantizer", "dfp_downconverter", "trackq", "tma", "wdist")
     for name in names:
         text = (build / "verilog" / f"{name}.v").read_text()
         assert f"module {name}(" in text
@@ -53,7 +53,7 @@ def test_verilog_parameter_override_names_the_module(cli, build):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["verilog", "wdist"], "issue #6"),
+    (["verilog", "memrouter"], "issue #7"),
     (["verilog", "nosuch"], "unknown block"),
     (["verilog"], "name a block or use --all"),
     (["verilog", "arbiter", "-p", "n=0"], "n must be an integer in 1..1024"),
@@ -61,7 +61,7 @@ def test_verilog_parameter_override_names_the_module(cli, build):
     (["verilog", "arbiter", "-p", "n=x"], "not an integer"),
     (["verilog", "arbiter", "-p", "n"], "NAME=VALUE"),
     (["run", "memrouter", "x.json"], "issue #7"),
-    (["fpga", "wdist"], "does not support"),
+    (["fpga", "memrouter"], "does not support"),
     (["fpga", "arbiter", "--board", "nosuch"], "unknown board"),
     (["regress", "memrouter"], "does not support"),
     (["bench", "lzc"], "does not support"),

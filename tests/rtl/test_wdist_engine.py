@@ -14,10 +14,22 @@ MOCK_TB = "tb.wdist.mock_gpc_tb"
 _PARAMS = (Param("n_sm", 8, "1..128", "SMs placed over"), Param("free_w", 6, "1..6", "FREE_W"),
            Param("sm_per_tpc", 1, "1..4", "SM_PER_TPC"), Param("cnt_w", 6, "free_w..16", "CNT_W"))
 
+
+
+def engine(**params):
+    """Test top: PlaceEngine with its ``dbg_*`` trace outputs (the testbench reads them)."""
+    return PlaceEngine(**params, debug=True)
+
+
+def mock_gpc(**params):
+    """Test top: MockGpc with ``c`` and the ``dbg_*`` trace outputs (the testbench reads them)."""
+    return MockGpc(**params, debug=True)
+
+
 ENGINE = Block(name="wdist_engine", kind="test", summary="PlaceEngine (G-A2, G-A3), test builds",
-               spec="wdist.md §4 G-A2, G-A3", top=PlaceEngine, params=_PARAMS)
+               spec="wdist.md §4 G-A2, G-A3", top=engine, params=_PARAMS)
 MOCK = Block(name="wdist_mock_gpc", kind="test", summary="MockGpc (G-Q), test builds",
-             spec="wdist.md §4 G-Q", top=MockGpc,
+             spec="wdist.md §4 G-Q", top=mock_gpc,
              params=(Param("n_sm", 8, "2..32", "SM_PER_GPC[g]"),) + _PARAMS[1:])
 
 BUILDS = {

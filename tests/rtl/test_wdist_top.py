@@ -3,37 +3,22 @@ SM stubs and the golden invariant checkers (tb/wdist/top_tb.py), and its Verilat
 
 import pytest
 
-from golden.wdist.params import WdistParams
-from hw.wdist.top import WdTop
 from sim.cocotb_run import run_testbench
-from sim.registry import Block, Param
+from sim.registry import get
 from sim.verilog import lint, write_verilog
 
 TB = "tb.wdist.top_tb"
 
 
-def wd_top(LEGACY=0, **params):
-    """Test top: WdTop of the WdistParams built from integer parameters (LEGACY=1 selects
-    ``DISTRIBUTOR="legacy"``)."""
-    return WdTop(WdistParams(DISTRIBUTOR="legacy" if LEGACY else "shadow", **params))
-
-
-BLOCK = Block(
-    name="wdist_top", kind="test", summary="wd_top (test builds)", spec="wdist.md §2, WD-I*",
-    top=wd_top,
-    params=(Param("N_GPC", 2, "1..16", "GPCs"), Param("SM_PER_GPC", 4, "2..32", "SMs per GPC"),
-            Param("CTA_SLOTS", 8, "1..63", "CTA slots"),
-            Param("GPC_CGA_ID_W", 2, "1..8", "CGA ID bits"),
-            Param("CGA_CREDIT_PER_SM", 2, "1..4", "credits per SM"),
-            Param("SESSION_MAX_STEPS", 8, "1..255", "A5 steps per session"),
-            Param("LEGACY", 0, "0, 1", "DISTRIBUTOR legacy")),
-)
+# the registry's build: the demo, `gpublocks run wdist` and these tests share one model
+BLOCK = get("wdist")
 
 BUILDS = {"shadow": {}, "legacy": dict(LEGACY=1)}
 
 
-@pytest.mark.req("WD-V1", "WD-V3", "WD-V4", "WD-V5", "WD-V6", "WD-V8", "WD-V9", "WD-V10",
-                 "WD-V11", "WD-V15", "WD-F28", "WD-F31", "WD-I3", "WD-I4", "WD-I7", "WD-I8")
+@pytest.mark.req("WD-V1", "WD-V2", "WD-V3", "WD-V4", "WD-V5", "WD-V6", "WD-V7", "WD-V8",
+                 "WD-V9", "WD-V10", "WD-V11", "WD-V15", "WD-F28", "WD-F31", "WD-I3", "WD-I4",
+                 "WD-I7", "WD-I8", "WD-I11", "WD-P4")
 @pytest.mark.parametrize("build", list(BUILDS))
 def test_top_random(build, seed):
     """Random grids with SM stubs and random back-pressure: every invariant of §3.6 holds on
@@ -52,10 +37,6 @@ def test_top_errors(build, seed):
                   seed=seed)
 
 
-# Known lint defect until the trace port is in: the launchers' ``never_fits`` (a FAIL record
-# field) has no reader, and inside the shadow launcher so have MockGpc's ``c`` and
-# PlaceEngine's ``dbg_more`` (UNUSEDSIGNAL).
-@pytest.mark.xfail(strict=True, reason="UNUSEDSIGNAL: never_fits is read only by the trace port")
 @pytest.mark.parametrize("build", list(BUILDS))
 def test_top_lints_clean(build, tmp_path):
     path, module = write_verilog(BLOCK, BLOCK.resolve_params(BUILDS[build]), out_dir=tmp_path)
