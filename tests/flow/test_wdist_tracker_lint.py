@@ -14,8 +14,8 @@ from tests.rtl.test_wdist_tracker import BLOCK, BUILDS
 PORTS = {"clk", "rst", "cfg__valid", "cfg__ready", "cfg__payload", "quiescent", "shape", "free",
          "commit", "commit_a", "commit_shape", "credit_dec", "credit_inc", "credit",
          "cta_complete__valid", "cta_complete__ready", "cta_complete__payload", "cc_veto",
-         "cc_underflow", "completed", "err_cfg_valid", "err_cfg_code", "err_cfg_info",
-         "err_cc_valid", "err_cc_code", "err_cc_info", "all_used_zero", "credits_at_reset",
+         "cc_underflow", "completed", "err_cfg_valid", "err_cfg_code",
+         "err_cc_valid", "err_cc_code", "all_used_zero", "credits_at_reset",
          "empty", "dbg_sel", "dbg_idx", "dbg_data"}
 
 # one more corner: the smallest capacities and a single GPC of two SMs (SM_ID_W = 1, FREE_W = 1)
@@ -36,8 +36,7 @@ def _widths(params):
             ("output", "free", p.FREE_W * p.N_SM), ("input", "commit_a", p.CNT_W * p.N_SM),
             ("input", "credit_dec", p.N_GPC), ("input", "credit_inc", p.N_GPC),
             ("output", "credit", CREDIT_W * p.N_GPC), ("output", "err_cfg_code", 4),
-            ("output", "err_cfg_info", 16), ("output", "err_cc_code", 4),
-            ("output", "err_cc_info", 16), ("input", "dbg_sel", 4), ("input", "dbg_idx", 16),
+            ("output", "err_cc_code", 4), ("input", "dbg_sel", 4), ("input", "dbg_idx", 16),
             ("output", "dbg_data", 32), ("output", "empty", 1), ("output", "cc_underflow", 1)]
 
 

@@ -133,8 +133,9 @@ def test_random_block_copies_against_a_flat_memory(seed):
         nb = rng.choice([0, 1, 2, 7, 8, 9, 31, 64]) if rng.random() < 0.9 else rng.randint(1, 200)
         n = 16 * nb
         gaddr = 16 * rng.randint(0, (len(G) - n) // 16)
-        smem_addr = 16 * rng.randint(0, ((1 << 14) - n) // 16)
-        smem_dst = 16 * rng.randint(0, ((1 << 14) - n) // 16)
+        # (an empty copy still needs an address below 2^14)
+        smem_addr = 16 * rng.randint(0, ((1 << 14) - max(n, 16)) // 16)
+        smem_dst = 16 * rng.randint(0, ((1 << 14) - max(n, 16)) // 16)
         cta = rng.randint(0, 15)
         mcast = int(op != CmdOp.BLOCK_S2G and rng.random() < 0.4)
         mask = rng.randint(1, 0xFFFF) if mcast else 0
@@ -192,3 +193,8 @@ def test_s2s_broadcast_including_the_source_cta_with_identical_range():
     for cta in range(16):
         assert bytes(m.smem.read(cta, 0x400, 48)) == src.tobytes()
         assert res.tx[cta] == 48
+
+
+def test_random_block_copies_regression_seed_1758353307():
+    """CI seed that drew smem_addr = 2^14 for an empty copy (the generator, not the model)."""
+    test_random_block_copies_against_a_flat_memory(1758353307)
