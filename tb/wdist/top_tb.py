@@ -33,13 +33,13 @@ from golden.wdist.formats import (Beat, Command, CtaRecord, ErrBeat, Kind, Level
                                   flush_req_fields, trace_fields)
 from golden.wdist.gpm import CgaComplete, FlushReq
 from golden.wdist.invariants import check_all
-from golden.wdist.params import WdistParams
 from golden.wdist.session import GridRun
 from golden.wdist.session import Launcher as GoldenLauncher
 from golden.wdist.stubs import SmStubs
 from golden.wdist.tracker import ResourceTracker
 from hw.wdist.launcher import Launcher
 from hw.wdist.legacy import Legacy
+from sim.blocks.wdist import wdist_params
 from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.stream import read_int
@@ -49,9 +49,7 @@ DBG_SELS = range(12)
 
 
 def build_params():
-    params = dict(env.params())
-    legacy = params.pop("LEGACY", 0)
-    return WdistParams(DISTRIBUTOR="legacy" if legacy else "shadow", **params)
+    return wdist_params(**env.params())
 
 
 def status_fields(p):
