@@ -4,9 +4,11 @@ import re
 import subprocess
 from pathlib import Path
 
+from amaranth.back import rtlil as amaranth_rtlil
 from amaranth.back import verilog as amaranth_verilog
 
 from sim.paths import ROOT, build_dir
+from sim.rtlil_dedupe import dedupe_modules
 from sim.simulators import setup_verilator
 
 __all__ = ["module_name", "convert", "write_verilog", "debug_alias_lines", "lint", "LINT_WAIVERS"]
@@ -22,10 +24,16 @@ def module_name(block, params):
 
 
 def convert(block, params, name=None):
-    """Verilog text of ``block`` at ``params`` (full parameter dict), top module ``name``."""
-    component = block.build(params)
-    return amaranth_verilog.convert(component, name=name or module_name(block, params),
-                                    emit_src=False)
+    """Verilog text of ``block`` at ``params`` (full parameter dict), top module ``name``.
+
+    Copies of one sub-block (one per SM, per GPC, ...) come out as one module instantiated many
+    times (``sim.rtlil_dedupe``), so Yosys and Verilator handle each structure once."""
+    name = name or module_name(block, params)
+    text = amaranth_rtlil.convert(block.build(params), name=name, emit_src=False)
+    text, _ = dedupe_modules(text, "\\" + name)
+    # Amaranth's own RTLIL -> Verilog step (amaranth.back.verilog.convert does the same after
+    # its RTLIL conversion); private in Amaranth 0.5
+    return amaranth_verilog._convert_rtlil_text(text)
 
 
 def write_verilog(block, params, out_dir=None, name=None):

@@ -2,6 +2,12 @@
 (WD-F21, WD-F22, WD-F23, WD-I6, WD-I7, WD-I8, WD-E7, WD-E8; G-GPM) [seed ¶0227, ¶0231–0233,
 ¶0258].
 
+The GPM does not know its GPC index: the parent decodes "this GPC's" from the beat's ``gpc``
+and the completions' ``sm`` (:func:`in_gpc`) into the ``beat_mine`` / ``cc_mine`` / ``fd_mine``
+inputs and adds the ``gpc`` field to ``flush_req`` / ``cga_complete`` when it merges the GPCs.
+So every GPM of a build elaborates to the same module (one Verilog module instantiated N_GPC
+times, ``sim.rtlil_dedupe``); an index constant inside would make each copy different.
+
 Cycle-exact with ``golden.wdist.gpm.Gpm`` driven in the golden top's order (``try_alloc``,
 ``accept_beat``, ``flush_sent``, ``complete_sent``, ``cta_complete``, ``flush_done``, ``tick``):
 the lowest ID free at the start of the cycle is allocated, a release becomes allocatable the next
@@ -15,14 +21,41 @@ from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from golden.common.fields import Fields
 from golden.wdist.formats import (Err, Kind, bcast_fields, cga_complete_fields,
                                   cta_complete_fields, flush_done_fields, flush_req_fields)
 from golden.wdist.params import WdistParams
 from hw.common.layout import struct_layout
 from hw.common.lintops import eq, eq_const, ge_const, is_zero, lt_const, select
-from hw.common.params import check_int, reject
+from hw.common.params import reject
 
-__all__ = ["Gpm", "IdState"]
+__all__ = ["Gpm", "IdState", "gpm_cga_complete_fields", "gpm_flush_req_fields", "in_gpc"]
+
+
+def _without_gpc(fields):
+    return Fields(*[(name, w, "signed" if sgn else "unsigned") + (() if n is None else (n,))
+                    for name, (w, sgn, n) in fields.shapes.items() if name != "gpc"])
+
+
+def gpm_flush_req_fields(params):
+    """``flush_req_fields`` without ``gpc`` (``cga_id``, ``n_ctas``): a GPM's ``flush_req``
+    payload; the parent adds the GPC."""
+    return _without_gpc(flush_req_fields(params))
+
+
+def gpm_cga_complete_fields(params):
+    """``cga_complete_fields`` without ``gpc`` (``cga_id``, ``grid_id``, ``seq``): a GPM's
+    ``cga_complete`` payload; the parent adds the GPC."""
+    return _without_gpc(cga_complete_fields(params))
+
+
+def in_gpc(params, g, sm):
+    """1 when the SM number ``sm`` (a signal) lies in GPC ``g``:
+    ``base(g) <= sm < base(g) + SM_PER_GPC[g]``. The parent's ``cc_mine`` / ``fd_mine``."""
+    if not isinstance(g, int) or isinstance(g, bool) or not 0 <= g < params.N_GPC:
+        raise ValueError(f"in_gpc: g must be an integer in 0..{params.N_GPC - 1}, got {g!r}")
+    lo = params.base(g)
+    return ge_const(sm, lo) & lt_const(sm, lo + params.SM_PER_GPC[g])
 
 
 class IdState(IntEnum):
@@ -85,31 +118,33 @@ def _tree_sum(values):
 
 
 class Gpm(wiring.Component):
-    """The GPM of GPC ``g`` (``wd_gpm[g]``, G-GPM).
+    """The GPM of one GPC (``wd_gpm[g]``, G-GPM). The same module for every GPC: which GPC it
+    serves comes in on ``beat_mine``, ``cc_mine`` and ``fd_mine`` (decoded by the parent), and
+    its ``flush_req`` / ``cga_complete`` carry no ``gpc`` (the parent adds it).
 
     **Beats.** The beat at the head of the broadcast is offered on ``beat_valid`` / ``beat``
-    before the lock-step fork. It is this GPC's when its ``kind`` is not GRID and its ``gpc``
-    is ``g`` (compared here; there is no ``beat_gpc_match`` port). ``beat_cga_id`` is the ID
-    it will carry: for ``gcga_first`` the lowest ID free at the start of the cycle, for a later
-    beat of the same GPC CGA the open CGA's ID, 0 when ``is_cga = 0``. ``beat_stall`` is 1
-    for a ``gcga_first`` beat of this GPC while the pool is empty (WAIT_CGA_ID, WD-F21): the
-    fork must not take it. ``beat_take`` says the beat transferred this cycle: the ID is
-    allocated (state RUN), the beat's CTA total sum(cnt) is added to its active counter and
-    its total, and ``gcga_last`` is noted. The beat's ``grid_id`` and ``seq`` of the
-    ``gcga_first`` beat are kept for ``cga_complete``.
+    before the lock-step fork. It is this GPC's when its ``kind`` is not GRID and ``beat_mine``
+    (the parent's ``beat.gpc == g``) is 1. ``beat_cga_id`` is the ID it will carry: for
+    ``gcga_first`` the lowest ID free at the start of the cycle, for a later beat of the same
+    GPC CGA the open CGA's ID, 0 when ``is_cga = 0``. ``beat_stall`` is 1 for a ``gcga_first``
+    beat of this GPC while the pool is empty (WAIT_CGA_ID, WD-F21): the fork must not take it.
+    ``beat_take`` says the beat transferred this cycle: the ID is allocated (state RUN), the
+    beat's CTA total sum(cnt) is added to its active counter and its total, and ``gcga_last``
+    is noted. The beat's ``grid_id`` and ``seq`` of the ``gcga_first`` beat are kept for
+    ``cga_complete``.
 
     **Completions.** ``cta_complete`` and ``dsmem_flush_done`` are always ready; the top
-    delivers every one and this GPM acts on those whose ``sm`` lies in GPC ``g``
-    (``base(g) <= sm < base(g) + SM_PER_GPC[g]``), and for ``cta_complete`` only with
-    ``is_cga``. A bad ``cta_complete`` (WD-E7: the ID is not allocated, its counter is already
-    0, or it is not in RUN, as golden ``cta_complete_error``) raises ``cc_bad_cga``; with
-    ``cc_underflow`` (WD-E6, from the resource tracker) the completion is ignored entirely and
-    nothing is reported here; otherwise the counter is decremented. When a counter reaches 0
-    after the ``gcga_last`` beat (WD-F22), ``flush_req{g, id, n_ctas = total}`` is queued
-    (WD-F23, WD-I7). After its transfer the ID counts ``n_ctas`` ``dsmem_flush_done``
+    delivers every one and this GPM acts on those whose ``sm`` lies in its GPC (``cc_mine`` /
+    ``fd_mine``: the parent's ``base(g) <= sm < base(g) + SM_PER_GPC[g]``, :func:`in_gpc`),
+    and for ``cta_complete`` only with ``is_cga``. A bad ``cta_complete`` (WD-E7: the ID is not
+    allocated, its counter is already 0, or it is not in RUN, as golden
+    ``cta_complete_error``) raises ``cc_bad_cga``; with ``cc_underflow`` (WD-E6, from the
+    resource tracker) the completion is ignored entirely and nothing is reported here;
+    otherwise the counter is decremented. When a counter reaches 0 after the ``gcga_last`` beat
+    (WD-F22), ``flush_req{id, n_ctas = total}`` is queued (WD-F23, WD-I7). After its transfer the ID counts ``n_ctas`` ``dsmem_flush_done``
     (counter reused as the pending count); one for an ID not waiting for a flush, or one too
     many, is ignored and reported (WD-E8). The ``n_ctas``-th queues
-    ``cga_complete{g, id, grid_id, seq}`` (WD-I8); its transfer frees the ID (allocatable from
+    ``cga_complete{id, grid_id, seq}`` (WD-I8); its transfer frees the ID (allocatable from
     the next cycle) and pulses ``credit_ret``.
 
     **Order.** ``flush_req`` and ``cga_complete`` are each issued in the order their events
@@ -124,17 +159,18 @@ class Gpm(wiring.Component):
     Parameters
     ----------
     params : WdistParams
-        The build parameters (GPC_CGA_ID_W, SM_PER_GPC, widths).
-    g : int
-        The GPC, 0..N_GPC-1.
+        The build parameters (GPC_CGA_ID_W, RANK_W, S_MAX and the payload widths).
 
     Members
     -------
     beat_valid : In(1)
         A beat is offered.
     beat : In(struct_layout(bcast_fields(params)))
-        The beat (its ``kind``, ``gpc``, ``cnt``, ``is_cga``, ``gcga_first``, ``gcga_last``,
+        The beat (its ``kind``, ``cnt``, ``is_cga``, ``gcga_first``, ``gcga_last``,
         ``grid_id`` and ``seq`` are used).
+    beat_mine : In(1)
+        The beat's ``gpc`` is this GPM's GPC (combinational from ``beat.gpc`` in the parent;
+        ignored while ``beat_valid`` is 0 or the beat is GRID).
     beat_take : In(1)
         The beat transferred this cycle (the fork accepted it).
     beat_cga_id : Out(GPC_CGA_ID_W)
@@ -142,16 +178,22 @@ class Gpm(wiring.Component):
     beat_stall : Out(1)
         WAIT_CGA_ID for this beat.
     cta_complete : In(stream.Signature(struct_layout(cta_complete_fields(params))))
-        Always ready.
+        Always ready (its ``is_cga`` and ``cga_id`` are used).
+    cc_mine : In(1)
+        ``cta_complete.payload.sm`` lies in this GPM's GPC (ignored while not valid).
     cc_underflow : In(1)
         The resource tracker rejects this cycle's ``cta_complete`` (WD-E6).
     cc_bad_cga : Out(1)
-        Combinational: ``cta_complete`` valid, ``is_cga``, ``sm`` in this GPC, and the ID fails
+        Combinational: ``cta_complete`` valid, ``is_cga``, ``cc_mine``, and the ID fails
         WD-E7. Independent of ``cc_underflow``.
     dsmem_flush_done : In(stream.Signature(struct_layout(flush_done_fields(params))))
-        Always ready.
-    flush_req : Out(stream.Signature(struct_layout(flush_req_fields(params))))
-    cga_complete : Out(stream.Signature(struct_layout(cga_complete_fields(params))))
+        Always ready (its ``cga_id`` is used).
+    fd_mine : In(1)
+        ``dsmem_flush_done.payload.sm`` lies in this GPM's GPC (ignored while not valid).
+    flush_req : Out(stream.Signature(struct_layout(gpm_flush_req_fields(params))))
+        ``flush_req`` without ``gpc`` (``cga_id``, ``n_ctas``).
+    cga_complete : Out(stream.Signature(struct_layout(gpm_cga_complete_fields(params))))
+        ``cga_complete`` without ``gpc`` (``cga_id``, ``grid_id``, ``seq``).
     credit_ret : Out(1)
         ``cga_complete`` transfers this cycle (credit back, ``dirty``).
     err_cc_valid : Out(1)
@@ -173,11 +215,10 @@ class Gpm(wiring.Component):
     ERR_CC = Err.COMPLETE_BAD_CGA
     ERR_FD = Err.FLUSH_UNEXPECTED
 
-    def __init__(self, params, g):
+    def __init__(self, params):
         if not isinstance(params, WdistParams):
             reject(self, f"params must be a WdistParams, got {params!r}")
         self.p = params
-        self.g = check_int(self, "g", g, 0, params.N_GPC - 1)
         p = params
         self.id_w = p.GPC_CGA_ID_W
         self.n_ids = 1 << self.id_w
@@ -185,15 +226,18 @@ class Gpm(wiring.Component):
         super().__init__({
             "beat_valid": In(1),
             "beat": In(struct_layout(bcast_fields(p))),
+            "beat_mine": In(1),
             "beat_take": In(1),
             "beat_cga_id": Out(self.id_w),
             "beat_stall": Out(1),
             "cta_complete": In(stream.Signature(struct_layout(cta_complete_fields(p)))),
+            "cc_mine": In(1),
             "cc_underflow": In(1),
             "cc_bad_cga": Out(1),
             "dsmem_flush_done": In(stream.Signature(struct_layout(flush_done_fields(p)))),
-            "flush_req": Out(stream.Signature(struct_layout(flush_req_fields(p)))),
-            "cga_complete": Out(stream.Signature(struct_layout(cga_complete_fields(p)))),
+            "fd_mine": In(1),
+            "flush_req": Out(stream.Signature(struct_layout(gpm_flush_req_fields(p)))),
+            "cga_complete": Out(stream.Signature(struct_layout(gpm_cga_complete_fields(p)))),
             "credit_ret": Out(1),
             "err_cc_valid": Out(1),
             "err_fd_valid": Out(1),
@@ -204,11 +248,7 @@ class Gpm(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        p, g, W, N, CW = self.p, self.g, self.id_w, self.n_ids, self.cnt_w
-        lo, hi = p.base(g), p.base(g) + p.SM_PER_GPC[g]
-
-        def in_gpc(sm):
-            return ge_const(sm, lo) & lt_const(sm, hi)
+        p, W, N, CW = self.p, self.id_w, self.n_ids, self.cnt_w
 
         # per-ID storage
         st = [Signal(3, name=f"st{i}") for i in range(N)]
@@ -231,7 +271,7 @@ class Gpm(wiring.Component):
         m.d.comb += [lowest.eq(chain), pool_empty.eq(~free_vec.any())]
         b = self.beat
         mine = Signal()
-        m.d.comb += mine.eq(self.beat_valid & ~eq_const(b.kind, Kind.GRID) & eq_const(b.gpc, g))
+        m.d.comb += mine.eq(self.beat_valid & ~eq_const(b.kind, Kind.GRID) & self.beat_mine)
         first, blast = b.gcga_first, b.gcga_last
         cid = self.beat_cga_id
         m.d.comb += cid.eq(Mux(b.is_cga, Mux(first, lowest, open_id), 0))
@@ -252,7 +292,7 @@ class Gpm(wiring.Component):
         cc = self.cta_complete.payload
         m.d.comb += self.cta_complete.ready.eq(1)
         cc_id = cc.cga_id
-        cc_mine = self.cta_complete.valid & cc.is_cga & in_gpc(cc.sm)
+        cc_sel = self.cta_complete.valid & cc.is_cga & self.cc_mine
         hit = Signal()
         hit_first = Signal()
         m.d.comb += [hit.eq(beat_ok & eq(cid, cc_id)), hit_first.eq(hit & first)]
@@ -264,26 +304,26 @@ class Gpm(wiring.Component):
         last_eff = Mux(hit, Mux(first, 0, last_c) | blast, last_c)
         bad = Signal()
         m.d.comb += bad.eq(~run_eff | is_zero(act_eff))
-        m.d.comb += self.cc_bad_cga.eq(cc_mine & bad)
+        m.d.comb += self.cc_bad_cga.eq(cc_sel & bad)
         cc_apply = Signal()
-        m.d.comb += cc_apply.eq(cc_mine & ~bad & ~self.cc_underflow)
+        m.d.comb += cc_apply.eq(cc_sel & ~bad & ~self.cc_underflow)
         cc_done = Signal()
         m.d.comb += cc_done.eq(cc_apply & last_eff & eq_const(act_eff, 1))
-        m.d.comb += self.err_cc_valid.eq(cc_mine & bad & ~self.cc_underflow)
+        m.d.comb += self.err_cc_valid.eq(cc_sel & bad & ~self.cc_underflow)
 
         # ---- flush_req queue (WD-F23, WD-I7) -------------------------------------------------
         fr = self.flush_req
         fr_xfer = Signal()
         m.d.comb += fr_xfer.eq(fr.valid & fr.ready)
         head_f = _id_queue(m, "fq", W, [(beat_done, cid), (cc_done, cc_id)], fr_xfer, fr.valid)
-        m.d.comb += [fr.payload.gpc.eq(g), fr.payload.cga_id.eq(head_f),
+        m.d.comb += [fr.payload.cga_id.eq(head_f),
                      fr.payload.n_ctas.eq(select(tot, head_f))]
 
         # ---- dsmem_flush_done (WD-E8), after the flush_req transfer of its cycle -----------
         fd = self.dsmem_flush_done.payload
         m.d.comb += self.dsmem_flush_done.ready.eq(1)
         fd_id = fd.cga_id
-        fd_mine = self.dsmem_flush_done.valid & in_gpc(fd.sm)
+        fd_sel = self.dsmem_flush_done.valid & self.fd_mine
         fs_hit = Signal()
         m.d.comb += fs_hit.eq(fr_xfer & eq(head_f, fd_id))
         pend = Signal(CW)
@@ -291,10 +331,10 @@ class Gpm(wiring.Component):
         fd_ok = Signal()
         m.d.comb += fd_ok.eq((eq_const(select(st, fd_id), IdState.FLUSH) | fs_hit) & pend.any())
         fd_apply = Signal()
-        m.d.comb += fd_apply.eq(fd_mine & fd_ok)
+        m.d.comb += fd_apply.eq(fd_sel & fd_ok)
         fd_done = Signal()
         m.d.comb += fd_done.eq(fd_apply & eq_const(pend, 1))
-        m.d.comb += self.err_fd_valid.eq(fd_mine & ~fd_ok)
+        m.d.comb += self.err_fd_valid.eq(fd_sel & ~fd_ok)
 
         # ---- cga_complete queue (WD-I8) -------------------------------------------------------
         cq = self.cga_complete
@@ -302,7 +342,7 @@ class Gpm(wiring.Component):
         m.d.comb += cq_xfer.eq(cq.valid & cq.ready)
         head_c = _id_queue(m, "cq", W, [(fd_done, fd_id), (C(0, 1), C(0, W))], cq_xfer,
                            cq.valid)
-        m.d.comb += [cq.payload.gpc.eq(g), cq.payload.cga_id.eq(head_c),
+        m.d.comb += [cq.payload.cga_id.eq(head_c),
                      cq.payload.grid_id.eq(select(grid, head_c)),
                      cq.payload.seq.eq(select(seq, head_c))]
 

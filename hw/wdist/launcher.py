@@ -62,15 +62,19 @@ class _State(enum.Enum, shape=4):
     RESULT = 10
 
 
-def _lowest(mask, n):
-    """(one-hot of the lowest set bit, its index)."""
-    onehot, idx, seen = [], 0, Const(0, 1)
+def _lowest(m, mask, n, name):
+    """(one-hot of the lowest set bit, its index), as signals: Amaranth emits an expression
+    again at every use, and these are used per SM."""
+    onehot = Signal(n, name=f"{name}_onehot")
+    idx_s = Signal(range(max(2, n)), name=f"{name}_idx")
+    idx, seen = 0, Const(0, 1)
     for g in range(n):
         hit = mask[g] & ~seen
-        onehot.append(hit)
+        m.d.comb += onehot[g].eq(hit)
         idx = Mux(hit, g, idx)
         seen = seen | mask[g]
-    return Cat(*onehot), idx
+    m.d.comb += idx_s.eq(idx)
+    return onehot, idx_s
 
 
 def _popcount(bits, n):
@@ -152,17 +156,20 @@ class Launcher(LauncherPorts):
         # remaining (GPC), the GPC CGAs left to place (GPU Pass II)
         limit = Signal(len(remaining))
         m.d.comb += limit.eq(Mux(gpu, (n_gcga - placed)[:len(placed)], remaining))
+        # a chain of signals: an expression used twice per step would be emitted 2^G times
         best = Const(0, W)
         for g in range(G):
-            best = Mux(r_valid[g] & lt(best, r_speed[g]), r_speed[g], best)
-        best_s = Signal(W)
-        m.d.comb += best_s.eq(best)
-        tied = Cat(*[r_valid[g] & eq(r_speed[g], best_s) for g in range(G)])
-        win_bits, before = [], Const(0, ceil_log2(G + 1))
+            nxt = Signal(W, name=f"best_upto{g}")
+            m.d.comb += nxt.eq(Mux(r_valid[g] & lt(best, r_speed[g]), r_speed[g], best))
+            best = nxt
+        best_s = best
+        # (signals, not expressions: Amaranth emits an expression again at every use)
+        tied, win = Signal(G), Signal(G)
+        m.d.comb += tied.eq(Cat(*[r_valid[g] & eq(r_speed[g], best_s) for g in range(G)]))
+        before = Const(0, ceil_log2(G + 1))
         for g in range(G):
-            win_bits.append(tied[g] & lt(before, limit))
+            m.d.comb += win[g].eq(tied[g] & lt(before, limit))
             before = before + tied[g]
-        win = Cat(*win_bits)
         n_win = _popcount(win, G)
         n_valid = _popcount(r_valid, G)
 
@@ -170,7 +177,9 @@ class Launcher(LauncherPorts):
         m.submodules.fill = eng = PlaceEngine(p.N_SM, W, p.SM_PER_TPC, p.CNT_W)
         fs = [Signal(W, name=f"fs{s}") for s in range(p.N_SM)]
         pa = [Signal(p.CNT_W, name=f"pa{s}") for s in range(p.N_SM)]
-        total = sum(fs[1:], fs[0])
+        sum_f = sum(fs[1:], fs[0])
+        total = Signal(len(sum_f))          # its full width: a slice of the sum would be an alias
+        m.d.comb += total.eq(sum_f)
         n_fill = Signal(len(eng.i.payload.n))
         m.d.comb += [eng.i.payload.f[s].eq(fs[s]) for s in range(p.N_SM)]
         m.d.comb += [eng.i.payload.n.eq(n_fill), eng.i.payload.mode.eq(Mode.LB)]
@@ -206,7 +215,10 @@ class Launcher(LauncherPorts):
             m.d.comb += [self.tr_q_a[p.base(g) + i].eq(r.a[i]) for i in range(p.SM_PER_GPC[g])]
 
         # ---------------- the cycle ------------------------------------------------------------
-        first, first_g = _lowest(pend, G)
+        first, first_g = _lowest(m, pend, G, "first")
+        pend_now = Signal(G)                        # PEMIT: the GPC shares still to send
+        m.d.comb += pend_now.eq(Mux(asked[0], pend, share))
+        f1, fg = _lowest(m, pend_now, G, "share")
         with m.If(eq_const(st, _State.IDLE.value)):
             with m.If(self.grid.valid):
                 gp = self.grid.payload
@@ -344,8 +356,6 @@ class Launcher(LauncherPorts):
                 m.d.sync += [remaining.eq(remaining - units), count(units),
                              chunk_seq.eq(seq), seq.eq(seq + 1)]
         with m.Elif(eq_const(st, _State.PEMIT.value)):
-            pend_now = Mux(asked[0], pend, share)
-            f1, fg = _lowest(pend_now, G)
             with m.If(room & ~grid_sent):
                 m.d.comb += grid_beat(bt, w_en, c, unit[0], unit[1], plain)
                 m.d.sync += [grid_sent.eq(1), pend.eq(pend_now), asked.eq(1)]

@@ -28,28 +28,38 @@ from golden.wdist.formats import Kind, Level, cta_id_fields, raster_beat_fields
 from golden.wdist.params import WdistParams
 from hw.common.layout import struct_layout
 from hw.common.lintops import eq, eq_const, ge, ge_const, is_zero, nonzero
-from hw.common.params import check_int, reject
+from hw.common.params import reject
 from hw.common.regfifo import RegFifo
 from hw.common.serialdiv import div_step
 
-__all__ = ["Rasterizer"]
+__all__ = ["Rasterizer", "prefix_width"]
 
 # run FIFO entry kinds
 _GRID, _RUN, _COPY = 0, 1, 2
 
 
+def prefix_width(params):
+    """Bits of the CTAs on the SMs before one SM of a beat's GPC (at most S_MAX − 1 full SMs)."""
+    return max(1, (params.CTA_SLOTS * (params.S_MAX - 1)).bit_length())
+
+
 class Rasterizer(wiring.Component):
-    """The rasterizer of global SM ``sm`` (A9, G-RAST).
+    """One SM's rasterizer (A9, G-RAST). The broadcast fork (``RasterArray``) picks the SM's
+    own count and the count before it in its GPC out of each beat, so every SM's rasterizer is
+    the same module (one copy in the Verilog) and the GPC prefix sums are shared.
 
     Parameters
     ----------
     params : WdistParams
         The build (N_GPC, SM_PER_GPC, DELTA_W, RASTER_FIFO_DEPTH and the widths of §3.2).
-    sm : int
-        Global SM index, 0..N_SM − 1.
 
     Members
     -------
+    mine : In(CNT_W)
+        With ``beat``: this SM's ``cnt`` entry when the beat is for its GPC, else 0.
+    prefix : In(prefix_width(params))
+        With ``beat``: the ``cnt`` entries before this SM's in its GPC when the beat is for its
+        GPC, else 0.
     beat : In(stream.Signature(raster_beat_fields))
         The broadcast (GRID, LAUNCH, LAUNCH_ID beats) plus the grid's unit dimensions on GRID
         beats. ``ready`` is low only while the run FIFO is full.
@@ -59,15 +69,15 @@ class Rasterizer(wiring.Component):
         Nothing pending: FIFO empty, no run dividing or emitting, no record waiting.
     """
 
-    def __init__(self, params, sm):
+    def __init__(self, params):
         if not isinstance(params, WdistParams):
             reject(self, f"params must be a WdistParams, got {params!r}")
         self.p = params
-        self.sm = check_int(self, "sm", sm, 0, params.N_SM - 1)
-        self.gpc, self.local = params.gpc_of(sm)
         self.beat_layout = struct_layout(raster_beat_fields(params))
         self.rec_layout = struct_layout(cta_id_fields(params))
         super().__init__({
+            "mine": In(params.CNT_W),
+            "prefix": In(prefix_width(params)),
             "beat": In(stream.Signature(self.beat_layout)),
             "cta_id": Out(stream.Signature(self.rec_layout)),
             "idle": Out(1),
@@ -100,10 +110,8 @@ class Rasterizer(wiring.Component):
         b = self.beat.payload
         delta = Signal(dw)
         cur_plain = Signal(init=1)
-        own_gpc = eq_const(b.gpc, self.gpc)
+        mine, prefix = self.mine, self.prefix
         cnt = [b.cnt[i] for i in range(p.S_MAX)]
-        mine = Mux(own_gpc, cnt[self.local], 0)
-        prefix = Mux(own_gpc, sum(cnt[:self.local], Const(0, cnt_w)), 0)
         total = sum(cnt[1:], cnt[0])
         entry = Signal(entry_l)
         push = Signal()

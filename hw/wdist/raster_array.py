@@ -6,13 +6,14 @@ beat sequence. Each rasterizer's ``valid`` is the beat's ``valid`` gated by ever
 ``ready``; no ``ready`` depends on a ``valid``, so the fork has no combinational loop.
 """
 
-from amaranth import Module
+from amaranth import Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.wdist.params import WdistParams
+from hw.common.lintops import eq_const
 from hw.common.params import reject
-from hw.wdist.raster import Rasterizer
+from hw.wdist.raster import Rasterizer, prefix_width
 
 __all__ = ["RasterArray"]
 
@@ -41,7 +42,7 @@ class RasterArray(wiring.Component):
         if not isinstance(params, WdistParams):
             reject(self, f"params must be a WdistParams, got {params!r}")
         self.p = params
-        self.rasters = [Rasterizer(params, s) for s in range(params.N_SM)]
+        self.rasters = [Rasterizer(params) for _ in range(params.N_SM)]
         first = self.rasters[0]
         members = {"beat": In(stream.Signature(first.beat_layout)), "ext_ready": In(1),
                    "idle": Out(1)}
@@ -56,15 +57,29 @@ class RasterArray(wiring.Component):
             m.submodules[f"raster{s}"] = r
             readys.append(r.beat.ready)
             wiring.connect(m, r.cta_id, wiring.flipped(getattr(self, f"cta_id_{s}")))
-        all_ready = self.ext_ready
-        for rdy in readys:
-            all_ready = all_ready & rdy
+        # each SM's own count and the count before it in its GPC: one prefix chain for all
+        b = self.beat.payload
+        cnt = [b.cnt[i] for i in range(self.p.S_MAX)]
+        pw = prefix_width(self.p)
+        before = [Const(0, pw)]
+        for c in cnt[:-1]:
+            before.append((before[-1] + c)[:pw])
+        for_gpc = [eq_const(b.gpc, g) for g in range(self.p.N_GPC)]
+        # everyone else's ready: the AND of the readys below s and of those above it, as two
+        # chains of signals (O(N_SM) gates; Amaranth would emit an expression again at each use)
+        n = len(readys)
+        below = [self.ext_ready] + [Signal(name=f"rdy_below{s}") for s in range(1, n)]
+        above = [None] + [Signal(name=f"rdy_above{s}") for s in range(1, n)] + [Const(1)]
+        for s in range(1, n):
+            m.d.comb += [below[s].eq(below[s - 1] & readys[s - 1]),
+                         above[n - s].eq(above[n - s + 1] & readys[n - s])]
+        all_ready = below[n - 1] & readys[n - 1]
         for s, r in enumerate(self.rasters):
-            others = self.ext_ready
-            for t, rdy in enumerate(readys):
-                if t != s:
-                    others = others & rdy
-            m.d.comb += [r.beat.payload.eq(self.beat.payload),
+            others = below[s] & above[s + 1]
+            gpc, local = self.p.gpc_of(s)
+            m.d.comb += [r.mine.eq(Mux(for_gpc[gpc], cnt[local], 0)),
+                         r.prefix.eq(Mux(for_gpc[gpc], before[local], 0)),
+                         r.beat.payload.eq(self.beat.payload),
                          r.beat.valid.eq(self.beat.valid & others)]
         idle = 1
         for r in self.rasters:

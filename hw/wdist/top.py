@@ -30,7 +30,7 @@ from hw.common.mwfifo import MultiWriteFifo
 from hw.common.params import reject
 from hw.common.regfifo import RegFifo
 from hw.wdist.cmdcheck import CommandCheck
-from hw.wdist.gpm import Gpm
+from hw.wdist.gpm import Gpm, in_gpc
 from hw.wdist.launcher import Launcher
 from hw.wdist.legacy import Legacy
 from hw.wdist.raster_array import RasterArray
@@ -121,7 +121,7 @@ class WdTop(wiring.Component):
         m.submodules.rasters = ras = self.rasters
         gpms = []
         for g in range(G):
-            gpm = Gpm(p, g)
+            gpm = Gpm(p)               # the same module for every GPC (no index inside)
             m.submodules[f"gpm{g}"] = gpm
             gpms.append(gpm)
         err_layout = struct_layout(err_fields(p))
@@ -201,8 +201,9 @@ class WdTop(wiring.Component):
         for s in range(p.N_SM):
             wiring.connect(m, getattr(ras, f"cta_id_{s}"),
                            wiring.flipped(getattr(self, f"cta_id_{s}")))
-        for gpm in gpms:                # the beat without its cga_id (no combinational loop)
-            m.d.comb += [gpm.beat_valid.eq(lau.beat.valid), gpm.beat_take.eq(take)]
+        for g, gpm in enumerate(gpms):  # the beat without its cga_id (no combinational loop)
+            m.d.comb += [gpm.beat_valid.eq(lau.beat.valid), gpm.beat_take.eq(take),
+                         gpm.beat_mine.eq(eq_const(bt.gpc, g))]
             m.d.comb += [getattr(gpm.beat, name).eq(getattr(bt, name))
                          for name, _ in gpm.beat.shape() if name != "cga_id"]
 
@@ -213,26 +214,33 @@ class WdTop(wiring.Component):
                      trk.cc_veto.eq(nonzero(Cat(*[gpm.cc_bad_cga for gpm in gpms])))]
         credit_ret = Cat(*[gpm.credit_ret for gpm in gpms])
         m.d.comb += trk.credit_inc.eq(credit_ret)
-        for gpm in gpms:
+        for g, gpm in enumerate(gpms):  # "this GPC's" decoded here: the GPMs stay identical
             m.d.comb += [gpm.cta_complete.valid.eq(cc.valid),
                          gpm.cta_complete.payload.eq(cc.payload),
+                         gpm.cc_mine.eq(in_gpc(p, g, cc.payload.sm)),
                          gpm.cc_underflow.eq(trk.cc_underflow),
                          gpm.dsmem_flush_done.valid.eq(fd.valid),
-                         gpm.dsmem_flush_done.payload.eq(fd.payload)]
+                         gpm.dsmem_flush_done.payload.eq(fd.payload),
+                         gpm.fd_mine.eq(in_gpc(p, g, fd.payload.sm))]
         with m.If(lau.attempt):
             m.d.sync += dirty.eq(0)
         with m.If(trk.completed | nonzero(credit_ret)):          # set wins
             m.d.sync += dirty.eq(1)
 
         # ---- flush_req / cga_complete: round-robin over the GPCs (WD-I7, WD-I8) -----------------
+        # a GPM's payload is the port's without gpc; gpc is the granted GPM's index
         for port, name in ((self.flush_req, "flush_req"), (self.cga_complete, "cga_complete")):
             srcs = [getattr(gpm, name) for gpm in gpms]
             arb = RoundRobinArbiter(G)
             m.submodules[f"{name}_arb"] = arb
             m.d.comb += [arb.req.eq(Cat(*[s.valid for s in srcs])),
                          arb.advance.eq(port.ready), port.valid.eq(arb.valid),
-                         port.payload.eq(select([s.payload.as_value() for s in srcs],
-                                                arb.grant_idx) if G > 1 else srcs[0].payload)]
+                         port.payload.gpc.eq(arb.grant_idx if G > 1 else 0)]
+            chosen = (select([s.payload.as_value() for s in srcs], arb.grant_idx) if G > 1
+                      else srcs[0].payload.as_value())
+            view = data.View(srcs[0].payload.shape(), chosen)
+            m.d.comb += [getattr(port.payload, f).eq(getattr(view, f))
+                         for f, _ in srcs[0].payload.shape()]
             m.d.comb += [s.ready.eq(arb.grant[g] & port.ready) for g, s in enumerate(srcs)]
 
         # ---- err queue (WD-I10): cfg, command / result, cta_complete, dsmem_flush_done ---------

@@ -1,8 +1,8 @@
 """``wd_resource_tracker``: the real state and G-A1 free slots (WD-F1, WD-F2, WD-F3, WD-F29, WD-I2).
 
-One instance serves the whole machine. Per SM it holds the capacity registers and enable bit
-written by ``cfg`` (reset: the parameter maxima, enable 1) and the used counters ``regs_g``,
-``smem_g``, ``warps``, ``slots`` (reset 0); per GPC the real CGA credit (reset
+One instance serves the whole machine. Per SM (one ``wd_sm_slots`` each, hw/wdist/sm_slots.py)
+it holds the capacity registers and enable bit written by ``cfg`` (reset: the parameter maxima,
+enable 1) and the used counters ``regs_g``, ``smem_g``, ``warps``, ``slots`` (reset 0); per GPC the real CGA credit (reset
 ``SM_PER_GPC[g] × CGA_CREDIT_PER_SM``). Commits (from the session controller) add, completions
 (``cta_complete``) subtract; ``free[]`` is G-A1 of every SM for the head grid's shape, computed
 combinationally from the registers, so an event transferred in cycle t is visible in ``free``,
@@ -14,83 +14,17 @@ from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.common.fields import Fields
 from golden.wdist.formats import Err, cfg_fields, cta_complete_fields
 from golden.wdist.params import WdistParams
 from hw.common.layout import struct_layout
-from hw.common.lintops import eq_const, ge, gt_const, is_zero, lt, lt_const, select
+from hw.common.lintops import eq_const, gt_const, is_zero, lt, lt_const, select
 from hw.common.params import reject
+from hw.wdist.sm_slots import SmSlots, resource_widths, shape_fields
 
 __all__ = ["ResourceTracker", "shape_fields", "CREDIT_W", "DBG_SELS"]
 
 CREDIT_W = 8
 DBG_SELS = (0, 1, 2, 3, 4, 8, 11)          # the WD-I12 codes answered here; others read 0
-
-
-def shape_fields():
-    """A CTA's demand as ``cmd`` carries it (WD-I1): ``regs_g`` 9, ``smem_g`` 10, ``warps`` 7."""
-    return Fields(("regs_g", 9), ("smem_g", 10), ("warps", 7))
-
-
-def _bits(n):
-    return max(1, n.bit_length())
-
-
-def _min2(m, a, b, width, name):
-    node = Signal(width, name=name)
-    m.d.comb += node.eq(Mux(lt(a, b), a, b))
-    return node
-
-
-def _sat_sub(m, a, b, width, name):
-    """max(0, a − b) in ``width`` bits (a ≥ b whenever the controller is correct)."""
-    diff = Signal(max(len(a), len(b)) + 1, name=f"{name}_d")
-    m.d.comb += diff.eq(a - b)
-    node = Signal(width, name=name)
-    m.d.comb += node.eq(Mux(diff[-1], 0, diff[:width]))
-    return node
-
-
-def _step(m, rem, bit, divisor, name, last):
-    """:func:`hw.common.serialdiv.div_step` for a combinational chain: the same restoring step,
-    with the next remainder a named signal that is the whole output of its multiplexer (none
-    after the ``last`` step). ``div_step`` returns the remainder as a slice of an unnamed
-    multiplexer: chained in one cycle, Amaranth 0.5 re-emits it and the subtraction behind it
-    at every use (about ten times the Verilog at 32 SMs), and a name on the slice is an unread
-    alias that ``verilator -Wall`` rejects (docs/flow.md). Returns (quotient bit, remainder)."""
-    shifted = Cat(bit, rem)
-    q = ge(shifted, divisor)
-    if last:
-        return q, None
-    nxt = Signal(len(rem), name=name)
-    m.d.comb += nxt.eq(Mux(q, (shifted - divisor)[:len(rem)], shifted[:len(rem)]))
-    return q, nxt
-
-
-def _quotient(m, dividend, divisor, qw, name):
-    """min(dividend // divisor, 2**qw − 1) by ``qw`` chained restoring-division steps;
-    2**qw − 1 when ``divisor`` is 0 (a resource with zero demand does not constrain, G-A1).
-
-    The quotient saturates exactly when dividend ≥ divisor · 2**qw (which includes divisor 0).
-    Otherwise the top bits ``dividend >> qw`` are already below the divisor and form the
-    initial partial remainder (as wide as the divisor), and the low ``qw`` bits are shifted in,
-    one step each.
-    """
-    n, dw = len(dividend), len(divisor)
-    sat = ge(dividend, Cat(C(0, qw), divisor))
-    low = Cat(dividend, C(0, qw))[:qw] if n < qw else dividend[:qw]
-    if n > qw:
-        high = dividend[qw:]
-        rem = Cat(high, C(0, dw))[:dw] if len(high) < dw else high[:dw]
-    else:
-        rem = C(0, dw)
-    qbits = []
-    for i in reversed(range(qw)):
-        q, rem = _step(m, rem, low[i], divisor, f"{name}_r{i}", i == 0)
-        qbits.append(q)
-    node = Signal(qw, name=name)
-    m.d.comb += node.eq(Mux(sat, C((1 << qw) - 1, qw), Cat(*reversed(qbits))))
-    return node
 
 
 class ResourceTracker(wiring.Component):
@@ -224,21 +158,19 @@ class ResourceTracker(wiring.Component):
     @property
     def widths(self):
         """Register widths (regs_g, smem_g, warps, slots): the bits of each parameter maximum."""
-        p = self.p
-        return (_bits(p.REG_CAP_G), _bits(p.SMEM_CAP_G), _bits(p.WARP_CAP), p.FREE_W)
+        return resource_widths(self.p)
 
     def elaborate(self, platform):
         m = Module()
         p = self.p
-        S, G, FW = p.N_SM, p.N_GPC, p.FREE_W
+        S, G = p.N_SM, p.N_GPC
         names = ("regs", "smem", "warps", "slots")
-        maxima = (p.REG_CAP_G, p.SMEM_CAP_G, p.WARP_CAP, p.CTA_SLOTS)
         widths = self.widths
 
-        cap = [[Signal(w, init=mx, name=f"cap_{n}{s}") for n, w, mx in zip(names, widths, maxima)]
-               for s in range(S)]
-        used = [[Signal(w, name=f"used_{n}{s}") for n, w in zip(names, widths)] for s in range(S)]
-        enable = [Signal(init=1, name=f"enable{s}") for s in range(S)]
+        slots = [SmSlots(p) for _ in range(S)]
+        for sm, sl in enumerate(slots):
+            m.submodules[f"sm{sm}"] = sl
+        used = [[sl.used[n] for n in names] for sl in slots]
 
         # cfg (WD-I2, WD-E9, WD-E10) ----------------------------------------------------------
         cf = self.cfg.payload
@@ -255,10 +187,9 @@ class ResourceTracker(wiring.Component):
         ]
         cfg_apply = self.cfg.valid & self.quiescent & ~cfg_bad
         values = (cf.regs_cap_g, cf.smem_cap_g, cf.warp_cap, cf.slot_cap)
-        for s in range(S):
-            with m.If(cfg_apply & eq_const(cf.sm, s)):
-                m.d.sync += enable[s].eq(cf.enable)
-                m.d.sync += [cap[s][r].eq(values[r][:widths[r]]) for r in range(4)]
+        for s, sl in enumerate(slots):
+            m.d.comb += [sl.cfg_we.eq(cfg_apply & eq_const(cf.sm, s)), sl.enable.eq(cf.enable)]
+            m.d.comb += [sl.cap[n].eq(values[r][:widths[r]]) for r, n in enumerate(names)]
 
         # cta_complete (WD-F1, WD-E6) ---------------------------------------------------------
         cc = self.cta_complete.payload
@@ -277,24 +208,15 @@ class ResourceTracker(wiring.Component):
             self.err_cc_code.eq(C(Err.COMPLETE_UNDERFLOW, 4)),
         ]
 
-        # used counters: commit adds, completion subtracts (WD-F1) -----------------------------
-        cs = self.commit_shape
-        add_shape = (cs.regs_g, cs.smem_g, cs.warps)
-        sub_shape = (cc.regs_g, cc.smem_g, cc.warps)
-        for s in range(S):
-            k = self.commit_a[s]
-            hit = apply_cc & eq_const(cc.sm, s)
-            for r in range(4):
-                w = widths[r]
-                if r < 3:
-                    prod = (k * add_shape[r])[:w]
-                    sub = sub_shape[r]
-                else:
-                    prod = k
-                    sub = C(1, 1)
-                # one assignment: a commit and a completion in one cycle both land
-                m.d.sync += used[s][r].eq(
-                    (used[s][r] + Mux(self.commit, prod, 0) - Mux(hit, sub, 0))[:w])
+        # used counters (WD-F1) and free slots (WD-F2, WD-F29, G-A1): in each SM's wd_sm_slots
+        for s, sl in enumerate(slots):
+            m.d.comb += [sl.commit.eq(self.commit), sl.commit_k.eq(self.commit_a[s]),
+                         sl.commit_shape.eq(self.commit_shape),
+                         sl.complete.eq(apply_cc & eq_const(cc.sm, s)),
+                         sl.complete_shape.regs_g.eq(cc.regs_g),
+                         sl.complete_shape.smem_g.eq(cc.smem_g),
+                         sl.complete_shape.warps.eq(cc.warps),
+                         sl.shape.eq(self.shape), self.free[s].eq(sl.free)]
 
         # credits (WD-F3) ------------------------------------------------------------------------
         dec = self.credit_dec & self.commit.replicate(G)
@@ -310,19 +232,8 @@ class ResourceTracker(wiring.Component):
             self.empty.eq(self.all_used_zero & self.credits_at_reset),
         ]
 
-        # free slots (WD-F2, WD-F29, G-A1) -------------------------------------------------------
-        sh = self.shape
-        demand = (sh.regs_g, sh.smem_g, sh.warps)
-        for s in range(S):
-            rem = [_sat_sub(m, cap[s][r], used[s][r], widths[r], f"left_{names[r]}{s}")
-                   for r in range(4)]
-            qs = [_quotient(m, rem[r], demand[r], FW, f"q_{names[r]}{s}") for r in range(3)]
-            a = _min2(m, rem[3], qs[2], FW, f"fmin_a{s}")
-            b = _min2(m, qs[0], qs[1], FW, f"fmin_b{s}")
-            m.d.comb += self.free[s].eq(Mux(enable[s], Mux(lt(a, b), a, b), 0))
-
         # debug reads (WD-I12) -------------------------------------------------------------------
-        res_w = _bits(S * p.CTA_SLOTS)
+        res_w = max(1, (S * p.CTA_SLOTS).bit_length())
         total = C(0, 1)
         for s in range(S):
             total = total + used[s][3]

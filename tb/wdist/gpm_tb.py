@@ -3,6 +3,11 @@
 ``flush_req`` transfer, ``cga_complete`` transfer, ``cta_complete``, ``dsmem_flush_done``,
 ``tick``).
 
+The testbench plays the parent of GPC G (build parameter ``G``): it drives ``beat_mine``,
+``cc_mine`` and ``fd_mine`` from the payloads as ``WdTop`` does (``beat.gpc == G``, ``sm`` in
+GPC G; random while the stream is not valid) and compares ``flush_req`` / ``cga_complete``
+(which carry no ``gpc``) with golden's records of GPC G.
+
 Every cycle the testbench runs the golden model first (it decides the inputs, including which
 ``cta_complete`` / ``dsmem_flush_done`` to send, from the golden state), then drives the DUT and
 compares in the ReadOnly phase: ``beat_stall``, ``beat_cga_id``, ``flush_req`` and
@@ -40,10 +45,10 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from golden.common.stream import RandomGate
-from golden.wdist.formats import (Err, Kind, bcast_fields, cga_complete_fields,
-                                  cta_complete_fields, flush_done_fields, flush_req_fields)
+from golden.wdist.formats import Err, Kind, bcast_fields, cta_complete_fields, flush_done_fields
 from golden.wdist.gpm import CgaComplete, FlushReq, Gpm as GoldGpm
 from golden.wdist.params import WdistParams
+from hw.wdist.gpm import gpm_cga_complete_fields, gpm_flush_req_fields
 from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.protocol import StreamProtocolChecker
@@ -81,8 +86,8 @@ class GpmTb:
         self.bf = bcast_fields(p)
         self.ccf = cta_complete_fields(p)
         self.fdf = flush_done_fields(p)
-        self.frf = flush_req_fields(p)
-        self.cqf = cga_complete_fields(p)
+        self.frf = gpm_flush_req_fields(p)        # no gpc: the parent adds it
+        self.cqf = gpm_cga_complete_fields(p)
         self.sms = list(p.sms(self.g))
         self.other_sms = [s for s in range(p.N_SM) if s not in self.sms]
         self.rng = env.rng(12)
@@ -254,6 +259,10 @@ class GpmTb:
         dut.beat_valid.value = int(beat is not None)
         dut.beat.value = (self.bf.pack(**{k: v for k, v in beat.items() if k != "_cga"})
                           if beat is not None else junk(self.bf.width))
+        # the parent's decodes (WdTop: beat.gpc == G, sm in GPC G); junk while not valid
+        dut.beat_mine.value = int(beat["gpc"] == self.g) if beat is not None else junk(1)
+        dut.cc_mine.value = int(self._in_gpc(cc[0])) if cc is not None else junk(1)
+        dut.fd_mine.value = int(self._in_gpc(fd[0])) if fd is not None else junk(1)
         dut.beat_take.value = int(take)
         dut.flush_req__ready.value = int(fr_ready)
         dut.cga_complete__ready.value = int(cq_ready)
@@ -281,11 +290,11 @@ class GpmTb:
         chk("flush_req.valid", read_int(dut.flush_req__valid), int(exp_fr is not None))
         if exp_fr is not None:
             got = self.frf.unpack(read_int(dut.flush_req__payload))
-            chk("flush_req", FlushReq(got["gpc"], got["cga_id"], got["n_ctas"]), exp_fr)
+            chk("flush_req", FlushReq(self.g, got["cga_id"], got["n_ctas"]), exp_fr)
         chk("cga_complete.valid", read_int(dut.cga_complete__valid), int(exp_cq is not None))
         if exp_cq is not None:
             got = self.cqf.unpack(read_int(dut.cga_complete__payload))
-            chk("cga_complete", CgaComplete(got["gpc"], got["cga_id"], got["grid_id"],
+            chk("cga_complete", CgaComplete(self.g, got["cga_id"], got["grid_id"],
                                             got["seq"]), exp_cq)
         chk("credit_ret", read_int(dut.credit_ret), int(cq_x))
         chk("cc_bad_cga", read_int(dut.cc_bad_cga), exp_bad)
@@ -425,6 +434,9 @@ class GpmTb:
 async def _start(dut, **kw):
     start_clock(dut)
     dut.beat_valid.value = 0
+    dut.beat_mine.value = 0
+    dut.cc_mine.value = 0
+    dut.fd_mine.value = 0
     dut.beat_take.value = 0
     dut.cta_complete__valid.value = 0
     dut.dsmem_flush_done__valid.value = 0

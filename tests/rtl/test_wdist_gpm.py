@@ -2,9 +2,10 @@
 against golden ``golden.wdist.gpm.Gpm`` driven identically every cycle."""
 
 import pytest
+from amaranth import Signal
 
 from golden.wdist.params import WdistParams
-from hw.wdist.gpm import Gpm
+from hw.wdist.gpm import Gpm, in_gpc
 from sim.cocotb_run import run_testbench
 from sim.registry import Block, Param
 
@@ -13,12 +14,15 @@ TB = "tb.wdist.gpm_tb"
 
 def gpm_top(N_GPC, SM_PER_GPC, G, GPC_CGA_ID_W, CTA_SLOTS, MAX_CGA_CTAS, MAX_OUTER,
             MAX_FLAT_CTAS, GRID_ID_W, SEQ_W):
-    """Test top: ``Gpm(WdistParams(...), G)`` from integer parameters (every GPC has
-    SM_PER_GPC SMs)."""
+    """Test top: ``Gpm(WdistParams(...))`` from integer parameters (every GPC has SM_PER_GPC
+    SMs). The GPM has no GPC index; ``G`` is the GPC the testbench plays (it drives
+    ``beat_mine`` / ``cc_mine`` / ``fd_mine`` for it), checked here."""
+    if not isinstance(G, int) or not 0 <= G < N_GPC:
+        raise ValueError(f"G must be in 0..{N_GPC - 1}, got {G!r}")
     p = WdistParams(N_GPC=N_GPC, SM_PER_GPC=(SM_PER_GPC,) * N_GPC, GPC_CGA_ID_W=GPC_CGA_ID_W,
                     CTA_SLOTS=CTA_SLOTS, MAX_CGA_CTAS=MAX_CGA_CTAS, MAX_OUTER=MAX_OUTER,
                     MAX_FLAT_CTAS=MAX_FLAT_CTAS, GRID_ID_W=GRID_ID_W, SEQ_W=SEQ_W)
-    return Gpm(p, G)
+    return Gpm(p)
 
 
 BLOCK = Block(
@@ -76,12 +80,13 @@ def test_gpm_two_flush_reqs_in_one_cycle(seed):
     run("w2", seed, "two_flush_reqs_one_cycle")
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    (dict(g=2), "g"), (dict(g=-1), "g"), (dict(g=True), "g"), (dict(g="1"), "g"),
-    (dict(params=None), "params"), (dict(params={"N_GPC": 2}), "params"),
-])
-def test_gpm_rejects_bad_parameters(kwargs, name):
-    args = dict(params=WdistParams(N_GPC=2), g=0)
-    args.update(kwargs)
-    with pytest.raises(ValueError, match=name):
-        Gpm(**args)
+@pytest.mark.parametrize("params", [None, {"N_GPC": 2}])
+def test_gpm_rejects_bad_parameters(params):
+    with pytest.raises(ValueError, match="params"):
+        Gpm(params)
+
+
+@pytest.mark.parametrize("g", [2, -1, True, "1"])
+def test_in_gpc_rejects_bad_gpc(g):
+    with pytest.raises(ValueError, match="g must be"):
+        in_gpc(WdistParams(N_GPC=2), g, Signal(4))
