@@ -165,7 +165,10 @@ def cmd_vplan(args):
     status = test_status()
 
     def passing(req):
-        return bool(table[req]) and all(status.get(t) == "passed" for t in table[req])
+        """A citing test passed and none failed; tests make test does not run (``slow``)
+        neither prove nor disprove."""
+        states = [status.get(t) for t in table[req]]
+        return "passed" in states and "failed" not in states
 
     for spec, ids in specs.items():
         print(f"== {spec}: {sum(1 for i in ids if table[i])}/{len(ids)} covered")

@@ -23,7 +23,7 @@ Every beat (WD-V7: all fields but ``cga_id``), the FAIL events (WD-F14) and the 
 
 import cocotb
 
-from golden.wdist.formats import Command, Level, Mode, Pass, TraceKind
+from golden.wdist.formats import Command, Kind, Level, Mode, Pass, TraceKind
 from golden.wdist.params import WdistParams
 from golden.wdist.session import DONE, MORE, GridRun, Launcher as GoldenLauncher
 from golden.wdist.tracker import ResourceTracker
@@ -96,8 +96,29 @@ async def plain_fill(dut):
     cmd = Command(grid_id=1, level=Level.PLAIN, grid_x=n, **BENCH_SHAPE)
     _, _, _, _, mon, _ = await compare(dut, p, {}, [cmd], 1, 1.0, env.rng(1))
     span = mon.transfers[-1].cycle - mon.transfers[0].cycle + 1
+    chunks = {}
+    for t in mon.transfers:
+        if t.fields["kind"] == Kind.LAUNCH:
+            chunks.setdefault(t.fields["seq"], []).append(t.cycle)
+    for seq, cyc in chunks.items():       # WD-P7: a chunk's GPC shares on consecutive cycles
+        assert cyc == list(range(cyc[0], cyc[0] + len(cyc))), f"chunk seq {seq}: beats at {cyc}"
     dut._log.info("plain fill: %d CTAs, %d beats from the GRID beat to the last beat in %d "
-                  "cycles", n, len(mon.transfers), span)
+                  "cycles; beats per chunk %s", n, len(mon.transfers), span,
+                  [len(c) for c in chunks.values()])
+
+
+def launch_bursts(transfers):
+    """Sizes of the runs of LAUNCH beats on consecutive cycles."""
+    sizes, last = [], None
+    for t in transfers:
+        if t.fields["kind"] != Kind.LAUNCH:
+            continue
+        if last is not None and t.cycle == last + 1:
+            sizes[-1] += 1
+        else:
+            sizes.append(1)
+        last = t.cycle
+    return sizes
 
 
 @cocotb.test()
@@ -114,8 +135,14 @@ async def cga_fill(dut):
         beats, _, _, _, mon, sessions = await compare(dut, p, {}, [cmd], 1, 1.0,
                                                       env.rng(2 + int(mode)))
         span = mon.transfers[-1].cycle - mon.transfers[0].cycle + 1
+        bursts = launch_bursts(mon.transfers)
         dut._log.info("cga fill %s: %d CGAs in %d sessions, %d cycles from the GRID beat to "
-                      "the last beat", mode.name, units, sessions, span)
+                      "the last beat; LAUNCH beats per burst %s", mode.name, units, sessions,
+                      span, bursts)
+        # WD-P6: every GPC ties from empty, so each step places N_GPC CGAs (one beat each, on
+        # consecutive cycles: WD-P7); only the last step may have fewer left
+        assert sum(bursts) == units, bursts
+        assert all(b == p.N_GPC for b in bursts[:-1]) and bursts[-1] <= p.N_GPC, bursts
 
 
 @cocotb.test()
@@ -194,6 +221,8 @@ async def gpu_fill(dut):
             dut._log.info("gpu fill E1(4): %d GPU CGAs, %d beats; cycles per GPU CGA (snapshot "
                           "to next snapshot) %s, Pass I rounds + Pass II steps %s, WD-P10 bound "
                           "%s", len(snaps), len(beats), spans, rs, bound)
+            assert len(spans) == len(bound) and all(a <= b for a, b in zip(spans, bound)), \
+                f"WD-P10: cycles per GPU CGA {spans} above the bound {bound}"
         else:
             dut._log.info("gpu fill E1(3) GPU_FLAT: %d CGAs, %d beats; cycles per CGA %s",
                           len(snaps), len(beats), spans)

@@ -39,10 +39,11 @@ def test_launcher_matches_golden(build, seed):
                   testcase="random_grids,gpu_wait_never_fits", seed=seed)
 
 
-@pytest.mark.req("WD-F6", "WD-F12", "WD-F15", "WD-F16", "WD-F33")
+@pytest.mark.req("WD-F6", "WD-F12", "WD-F15", "WD-F16", "WD-F33", "WD-P6", "WD-P7", "WD-P10")
 def test_launcher_fills(seed):
-    """WD-P1/P3/P6 shapes and the Fig 12 GPU / GPU_FLAT shapes (WD-P10 figures) on the empty
-    4 x 8 machine, against the golden sessions."""
+    """WD-P1/P3/P6 shapes and the Fig 12 GPU / GPU_FLAT shapes on the empty 4 x 8 machine,
+    against the golden sessions: N_GPC CGAs per step from empty (WD-P6), a step's or chunk's
+    beats on consecutive cycles (WD-P7), cycles per E1(4) GPU CGA within WD-P10's bound."""
     run_testbench(BLOCK, BLOCK.resolve_params(BUILDS["4x8"]), TB,
                   testcase="plain_fill,cga_fill,gpu_fill", seed=seed)
 
