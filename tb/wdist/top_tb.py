@@ -74,6 +74,7 @@ class PortRecord:
 
     def __init__(self, p, caps):
         self.p = p
+        self.caps = dict(caps)
         self.tracker = ResourceTracker(p)
         for sm, cap in caps.items():
             self.tracker.cfg_write(sm, **cap)
@@ -82,6 +83,7 @@ class PortRecord:
         self.cta_ids = [[] for _ in range(p.N_SM)]
         self.new_records = []
         self.traces = []
+        self.snapshot_lags = None         # WD-P9, from check_trace
         self.fails = 0
         self.stalls = set()
         self.dbg_values = {}
@@ -357,6 +359,45 @@ def check_trace(rec, ts0):
                 assert r.lat <= bound, f"WD-P4: query latency {r.lat} > {bound}"
     got = [replace(b, cga_id=0).key() for _, b in rec.bcast]
     assert got == beats, "WD-V7: the bcast beats differ from the golden sessions'"
+    rec.snapshot_lags = snapshot_lags(rec)
+    assert rec.snapshot_lags and min(rec.snapshot_lags) <= 2, \
+        f"WD-P9: no lag <= 2 explains every snapshot (consistent lags {rec.snapshot_lags})"
+
+
+def snapshot_lags(rec, lags=range(4)):
+    """WD-P9: the lags L for which every snapshot (at cycle t) equals the real state rebuilt
+    from the port records: the commits of the earlier sessions, the ``cta_complete`` and
+    ``cga_complete`` transfers of cycles <= t - L (free slots for the session's shape, credits,
+    ``empty``)."""
+    p = rec.p
+    ok = []
+    for lag in lags:
+        tracker = ResourceTracker(p)
+        for sm, cap in rec.caps.items():
+            tracker.cfg_write(sm, **cap)
+        done_cc = done_cq = 0
+        good = True
+        for t, cmd, free, credit, empty, res in rec.sessions:
+            while done_cc < len(rec.completions) and rec.completions[done_cc][0] <= t - lag:
+                _, sm, _, _, shape = rec.completions[done_cc]
+                tracker.complete(sm, shape)
+                done_cc += 1
+            while done_cq < len(rec.cga_completes) and rec.cga_completes[done_cq][0] <= t - lag:
+                tracker.return_credit(rec.cga_completes[done_cq][1].gpc)
+                done_cq += 1
+            if (tracker.free_vector(cmd.shape) != list(free) or list(tracker.credit) != credit
+                    or bool(tracker.empty()) != bool(empty)):
+                good = False
+                break
+            for g, a, cga in res.commits:       # this session's commits, before the next one
+                for i, k in enumerate(a):
+                    if k:
+                        tracker.commit(p.base(g) + i, k, cmd.shape)
+                if cga:
+                    tracker.commit_credit(g)
+        if good:
+            ok.append(lag)
+    return ok
 
 
 def golden_errors(p, caps, cmds, seed):
@@ -391,7 +432,8 @@ async def random_top(dut):
         dut._log.info(f"random_top round {rnd}: {len(grids)} grids, {len(rec.bcast)} beats, "
                       f"{sum(len(x) for x in rec.cta_ids)} CTAs, {len(rec.flush_reqs)} CGAs "
                       f"flushed, {rec.fails} FAIL events, stalls seen {sorted(rec.stalls)}, "
-                      f"{tb.t} cycles")
+                      f"{tb.t} cycles, {len(rec.sessions)} snapshots consistent with lags "
+                      f"{rec.snapshot_lags} (WD-P9)")
 
 
 @cocotb.test()
