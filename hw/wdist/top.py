@@ -174,8 +174,10 @@ class WdTop(wiring.Component):
                              lau.tr_ok_batch.eq(tu.batch_ready)]
             wiring.connect(m, tu.trace, wiring.flipped(self.trace))
             trace_idle = tu.idle
-        else:
-            m.d.comb += [lau.tr_ok_batch.eq(1), lau.tr_ok_single.eq(1)]
+        else:                            # no trace port: the launcher never waits for it
+            m.d.comb += lau.tr_ok_single.eq(1)
+            if self.launcher_cls is Launcher:
+                m.d.comb += lau.tr_ok_batch.eq(1)
             trace_idle = Const(1, 1)
 
         # ---- beat stage: CGA ID from the beat's GPM, lock-step fork (WD-I3, WD-F21) ----------

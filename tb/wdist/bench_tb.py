@@ -14,6 +14,7 @@ import json
 import os
 
 import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
 
 from golden.wdist.formats import Command, Kind
 from golden.wdist.invariants import check_raster, check_units
@@ -24,6 +25,46 @@ from tb.wdist.run_tb import add_trace_port
 from tb.wdist.top_tb import PortRecord, TopBench, build_params
 
 LIMIT = 20_000        # cycles per scenario (watchdog)
+
+
+class QueryProbe:
+    """WD-P4 on the benchmark build, which has no trace port: the launcher's mock-GPC queries
+    (``q`` transfer to ``resp.valid``) and global fill queries (``fill.i`` transfer to
+    ``fill.o.valid``), read through Verilator's public signals. The trace's ``lat`` counts the
+    same span. Absent on the legacy build."""
+
+    def __init__(self, dut, p):
+        self.dut, self.p = dut, p
+        try:
+            lau = dut.launcher
+            self.ports = [(lau.fill.i__valid, lau.fill.i__ready, lau.fill.o__valid, "global")]
+            for g in range(p.N_GPC):
+                mg = getattr(lau, f"mock_gpc{g}")
+                self.ports.append((mg.q__valid, mg.q__ready, mg.resp__valid, "gpc"))
+        except AttributeError:
+            self.ports = []
+        self.lat = {"global": [], "gpc": []}
+        self._task = cocotb.start_soon(self._watch()) if self.ports else None
+
+    async def _watch(self):
+        issued = [None] * len(self.ports)
+        t = 0
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            t += 1
+            for k, (iv, ir, ov, kind) in enumerate(self.ports):
+                if issued[k] is not None and int(ov.value):
+                    self.lat[kind].append(t - issued[k])
+                    issued[k] = None
+                if int(iv.value) and int(ir.value):
+                    issued[k] = t
+
+    def take(self):
+        """The latencies since the last call: {kind: max} (None when there were none)."""
+        out = {k: max(v) if v else None for k, v in self.lat.items()}
+        self.lat = {"global": [], "gpc": []}
+        return out
 
 
 async def _play(tb, cmd, n_ctas):
@@ -72,12 +113,15 @@ async def bench(dut):
             if hasattr(dut, "trace__ready"):
                 dut.trace__ready.value = 1
             await tb.start()
+            probe = QueryProbe(dut, p)
         else:
             for name in ("cmd", "cfg", "cta_complete", "dsmem_flush_done"):
                 getattr(dut, f"{name}__valid").value = 0
             await reset(dut)
             tb.stubs, tb.rec = stubs, PortRecord(p, {})
+        probe.take()
         out[sc["name"]] = res = await _play(tb, cmd, n)
+        res["query_latency"] = probe.take()
         dut._log.info(f"bench {sc['name']} ({p.DISTRIBUTOR}): T = {res['T']} cycles, "
                       f"{res['ctas']} of {n} CTAs, {len(res['beats'])} beats, "
                       f"invariants {res['invariants']}")
