@@ -111,6 +111,16 @@ REGISTRY = {b.name: b for b in [
         params=(Param("shape", 8, "1..4096", "payload width in bits"),),
     ),
     Block(
+        name="mwfifo", kind="common",
+        summary="register FIFO taking several ordered writes per cycle, first-word-fall-through "
+                "(the wdist err queue)",
+        spec="wdist.md WD-I10", top="hw.common.mwfifo:MultiWriteFifo",
+        testbench="tb.common.mwfifo_tb",
+        params=(Param("width", 8, "1..4096", "entry width in bits"),
+                Param("depth", 4, "1..64", "entries"),
+                Param("ports", 4, "1..8", "write ports")),
+    ),
+    Block(
         name="prefix_popcount", kind="common",
         summary="exclusive prefix population count, log-depth (wdist WD-F9)",
         spec="wdist.md WD-F9", top="hw.common.popcount:PrefixPopcount",

@@ -2,7 +2,7 @@
 work distributor's ``err`` queue, where a ``cfg`` error, a command error, a completion error and a
 flush error can all arise in the same cycle, WD-I10)."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import C, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -63,7 +63,9 @@ class MultiWriteFifo(wiring.Component):
         level = self.level
 
         def wrap(v):
-            """``v`` mod n for 0 <= v < 2n."""
+            """``v`` mod n for 0 <= v < 2n (a 1-entry FIFO has the one slot 0)."""
+            if n == 1:
+                return C(0, idx_w)
             return Mux(ge_const(v, n), v - n, v)[:idx_w] if n & (n - 1) else v[:idx_w]
 
         take = self.r_en & self.r_rdy

@@ -1,10 +1,12 @@
-"""Verilog generation and Verilator -Wall lint of the prefix popcount and the leading-zero count."""
+"""Verilog generation and Verilator -Wall lint of the prefix popcount, the leading-zero count and
+the multi-write FIFO."""
 
 import re
 
 import pytest
 
 from sim import registry
+from sim.errors import UsageError
 from sim.verilog import lint, write_verilog
 
 PORTS = {
@@ -17,6 +19,11 @@ PORTS = {
     ("lzc", 32): ["input [31:0] i", "output [5:0] count", "output zero"],
     ("lzc", 48): ["input [47:0] i", "output [5:0] count", "output zero"],
 }
+
+# MultiWriteFifo builds (width, depth, ports): default, non-power-of-two depth, smallest, wider,
+# depth < ports, the largest depth and port count
+MWFIFO = [(8, 4, 4), (5, 3, 2), (1, 1, 1), (16, 6, 3), (3, 2, 5), (32, 64, 8)]
+
 
 def _verilog(name, value, tmp_path):
     block = registry.get(name)
@@ -40,3 +47,42 @@ def test_verilog_lints_clean(name, value, tmp_path):
     path, module = _verilog(name, value, tmp_path)
     ok, messages = lint(path, module)
     assert ok, messages
+
+
+def _mwfifo_verilog(width, depth, ports, tmp_path):
+    block = registry.get("mwfifo")
+    params = block.resolve_params({"width": width, "depth": depth, "ports": ports})
+    return write_verilog(block, params, out_dir=tmp_path)
+
+
+@pytest.mark.parametrize("width,depth,ports", MWFIFO)
+def test_mwfifo_verilog_ports(width, depth, ports, tmp_path):
+    path, module = _mwfifo_verilog(width, depth, ports, tmp_path)
+    text = path.read_text()
+    header = re.search(rf"module {module}\(([^)]*)\)", text).group(1)
+
+    def vec(n):
+        return f"[{n - 1}:0] " if n > 1 else ""
+    decls = ["input clk", "input rst", "input r_en", "output r_rdy", f"output {vec(width)}r_data",
+             f"output {vec(depth.bit_length())}level"]
+    for k in range(ports):
+        decls += [f"input w_en_{k}", f"input {vec(width)}w_data_{k}", f"output w_ok_{k}"]
+    assert {p.strip() for p in header.split(",")} == {d.split()[-1] for d in decls}
+    for decl in decls:
+        assert f"{decl};" in text, decl
+
+
+@pytest.mark.parametrize("width,depth,ports", MWFIFO)
+def test_mwfifo_verilog_lints_clean(width, depth, ports, tmp_path):
+    path, module = _mwfifo_verilog(width, depth, ports, tmp_path)
+    ok, messages = lint(path, module)
+    assert ok, messages
+
+
+@pytest.mark.parametrize("override, words", [({"width": 0}, "width"), ({"depth": 65}, "depth"),
+                                              ({"depth": 0}, "depth"), ({"ports": 9}, "ports"),
+                                              ({"ports": 0}, "ports")])
+def test_mwfifo_rejects_bad_parameters(override, words):
+    block = registry.get("mwfifo")
+    with pytest.raises(UsageError, match=words):
+        block.check_params(block.resolve_params(override))
