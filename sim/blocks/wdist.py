@@ -26,7 +26,7 @@ from golden.wdist.stimulus import parse as parse_stimulus
 from sim.errors import UsageError
 
 __all__ = ["build_top", "wdist_params", "parse", "golden", "compare", "summary", "demo_stimulus",
-           "bench", "TESTBENCH"]
+           "bench", "bursts", "TESTBENCH"]
 
 TESTBENCH = "tb.wdist.run_tb"
 BENCH_TB = "tb.wdist.bench_tb"
@@ -255,15 +255,16 @@ def _golden_hold(p, cmd):
     return ids, beats, steps, commits
 
 
-def _bursts(beats):
-    """Sizes of the runs of LAUNCH beats on consecutive cycles."""
+def bursts(cycles):
+    """Sizes of the runs of consecutive cycles in ``cycles`` (ascending): LAUNCH beats sent
+    back to back."""
     sizes, last = [], None
-    for b in beats:
-        if last is not None and b[0] == last + 1:
+    for c in cycles:
+        if last is not None and c == last + 1:
             sizes[-1] += 1
         else:
             sizes.append(1)
-        last = b[0]
+        last = c
     return sizes
 
 
@@ -367,7 +368,7 @@ def bench(block, seed, sim="verilator", n_gpc=None):
             "golden_steps_per_session": lb_run["golden_steps"],
             "golden_cgas_per_session": lb_run["golden_commits"],
             "rtl_beats_equal_golden": lb_run["golden_beats_equal"],
-            "rtl_beat_bursts": _bursts(lb_run["beats"]),
+            "rtl_beat_bursts": bursts([b[0] for b in lb_run["beats"]]),
             "note": "all GPCs tie from empty; CGAs per A5 step = commits / SELECT records of the "
                     "golden sessions, valid for the RTL when its LAUNCH beats equal the golden "
                     "model's (rtl_beats_equal_golden); rtl_beat_bursts = LAUNCH beats on "

@@ -28,6 +28,7 @@ from golden.wdist.params import WdistParams
 from golden.wdist.session import DONE, MORE, GridRun, Launcher as GoldenLauncher
 from golden.wdist.tracker import ResourceTracker
 from hw.wdist.engine import latency_bound
+from sim.blocks.wdist import bursts
 from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.wdist.launch_loop import golden_grids, random_case, run_closed_loop
@@ -109,16 +110,7 @@ async def plain_fill(dut):
 
 def launch_bursts(transfers):
     """Sizes of the runs of LAUNCH beats on consecutive cycles."""
-    sizes, last = [], None
-    for t in transfers:
-        if t.fields["kind"] != Kind.LAUNCH:
-            continue
-        if last is not None and t.cycle == last + 1:
-            sizes[-1] += 1
-        else:
-            sizes.append(1)
-        last = t.cycle
-    return sizes
+    return bursts([t.cycle for t in transfers if t.fields["kind"] == Kind.LAUNCH])
 
 
 @cocotb.test()
