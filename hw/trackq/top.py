@@ -13,7 +13,7 @@ from golden.trackq.formats import (COUNTER_W, COUNTERS, ERR_W, SRC_FAST, TEX, cm
                                    fill_fields, inval_fields, pop_fields, req_fields, resp_fields)
 from golden.trackq.params import RANGES, TrackqParams, clog2
 from hw.common.arbiter import RoundRobinArbiter
-from hw.common.layout import struct_layout
+from hw.common.layout import always_ready_stream, struct_layout
 from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, lt, lt_const,
                                 nonzero, select)
 from hw.common.params import check_int
@@ -25,7 +25,7 @@ from hw.trackq.queues import LinkedQueues
 from hw.common.regfifo import RegFifo
 from hw.trackq.sectors import SectorValidTable
 
-__all__ = ["TrackingQueues", "check_params", "payload_layout", "always_ready_stream"]
+__all__ = ["TrackingQueues", "check_params", "payload_layout"]
 
 PARAM_NAMES = ("N_Q", "POOL", "N_WARPS", "BANKS", "SECTORS", "DSLOTS", "ID_W", "FAST_PATH",
                "FAST_DEPTH", "COMMIT_DEPTH", "FREELIST", "SEQ_W")
@@ -48,14 +48,6 @@ def payload_layout(p):
         "dslot": data.ArrayLayout(p.DSLOT_W, p.BANKS),
         "need": data.ArrayLayout(p.SECTORS, p.BANKS),
     })
-
-
-def always_ready_stream(layout):
-    """A stream signature without ``ready``: ``stream.Signature(layout, always_ready=True)``
-    makes ``ready`` a constant member, which cannot be a Verilog port of the top, so the
-    observation and input streams that are never back-pressured (TQ-I3, I4, I7, I8) carry only
-    ``valid`` and ``payload``."""
-    return wiring.Signature({"payload": Out(layout), "valid": Out(1)})
 
 
 def stream_ports(p):

@@ -1,0 +1,74 @@
+"""MemFifo: a first-word-fall-through FIFO in a memory, for queues too deep for registers (the
+memory router's free lists hold up to PT_ENTRIES descriptors)."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.common.lintops import eq_const, nonzero
+from hw.common.params import check_int
+
+__all__ = ["MemFifo"]
+
+
+class MemFifo(wiring.Component):
+    """A circular buffer of ``depth`` entries in a memory with an asynchronous read port, so the
+    head is on ``r_data`` in the cycle it becomes the head (the same interface as
+    :class:`hw.common.regfifo.RegFifo`). ``clear`` empties it; a write in the same cycle is
+    dropped. The user never writes a full FIFO or reads an empty one.
+
+    Parameters
+    ----------
+    width : int
+        Entry width in bits.
+    depth : int
+        Number of entries, 2..65536.
+
+    Members
+    -------
+    w_en, w_data : In
+        Append ``w_data``.
+    r_en : In(1)
+        Remove the head.
+    clear : In(1)
+        Empty the FIFO.
+    r_data, r_rdy : Out
+        The head, and whether there is one.
+    level : Out(bit_length(depth))
+        Number of entries.
+    """
+
+    def __init__(self, width, depth):
+        self.width = check_int(self, "width", width, 1, 4096)
+        self.depth = check_int(self, "depth", depth, 2, 1 << 16)
+        super().__init__({"w_en": In(1), "w_data": In(width), "r_en": In(1), "clear": In(1),
+                          "r_data": Out(width), "r_rdy": Out(1),
+                          "level": Out(depth.bit_length())})
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.depth
+        m.submodules.mem = mem = Memory(shape=self.width, depth=depth, init=[])
+        wp = mem.write_port()
+        rp = mem.read_port(domain="comb")
+        ptr_w = (depth - 1).bit_length()
+        rd = Signal(ptr_w)
+        wr = Signal(ptr_w)
+
+        def inc(p):
+            if depth == 1 << ptr_w:
+                return p + 1
+            return Mux(eq_const(p, depth - 1), 0, p + 1)
+
+        m.d.comb += [rp.addr.eq(rd), self.r_data.eq(rp.data), self.r_rdy.eq(nonzero(self.level)),
+                     wp.addr.eq(wr), wp.data.eq(self.w_data), wp.en.eq(self.w_en & ~self.clear)]
+        with m.If(self.clear):
+            m.d.sync += [rd.eq(0), wr.eq(0), self.level.eq(0)]
+        with m.Else():
+            with m.If(self.w_en):
+                m.d.sync += wr.eq(inc(wr))
+            with m.If(self.r_en):
+                m.d.sync += rd.eq(inc(rd))
+            m.d.sync += self.level.eq(self.level + self.w_en - self.r_en)
+        return m

@@ -1,0 +1,188 @@
+"""resp_rob (spec §2.3, §4.9, MR-F44, MR-F45, MR-E5, MR-E14, MR-I2): the per-processor-port
+in-order response buffer.
+
+A request reserves ``res`` beat slots at acceptance (nb for a read, 1 for a write or a read
+rejected by the range check), in acceptance order. Parts complete in any order through the
+completion bus: a read beat writes its slot's data and sets its ``a`` flag; a write part sets
+``a`` and/or ``b`` (a write split over two pages completes when both are set); a rejection sets
+both with the error code. The sender walks the slots in order and presents a beat as soon as
+its slot is complete, so ``prsp.valid`` comes from registered flags only (MR-I7).
+"""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.common.lintops import bit_at, eq, eq_const, nonzero
+from hw.memrouter.layouts import PRSP_L
+
+__all__ = ["RespRob", "comp_signature"]
+
+E_RANGE, E_UNMAPPED, E_POISON = 1, 2, 3
+
+
+def comp_signature(params):
+    """Members of the completion bus (one completion per cycle, to one processor port)."""
+    sw = (params.ROB_BEATS - 1).bit_length()
+    return {"en": 1, "proc": 2, "slot": sw, "set_a": 1, "set_b": 1, "err": 2, "beat": 1,
+            "data": 256}
+
+
+class RespRob(wiring.Component):
+    """One processor port's response buffer of ROB_BEATS beats.
+
+    Parameters
+    ----------
+    params : golden.memrouter.params.MemrouterParams
+    index : int
+        The processor port this buffer serves (completions for other ports are ignored).
+
+    Members
+    -------
+    rsv_en, rsv_id, rsv_nb, rsv_wr, rsv_res : In
+        Reserve ``rsv_res`` slots at ``tail`` for a request (id, nb, wr).
+    tail : Out
+        Slot of the next reservation (the request's base slot).
+    free : Out
+        Slots not reserved.
+    c_* : In
+        The completion bus (:func:`comp_signature`).
+    prsp : Out(stream.Signature(PRSP_L))
+    beat_sent, poison_sent : Out(1)
+        A prsp beat transferred, and it carried E_POISON (PRSP_BEATS, ERR_POISON).
+    empty : Out(1)
+        Nothing reserved.
+    """
+
+    def __init__(self, params, index):
+        self.p = params
+        self.index = index
+        n = params.ROB_BEATS
+        self.sw = (n - 1).bit_length()
+        comp = {f"c_{k}": In(w) for k, w in comp_signature(params).items()}
+        super().__init__({
+            "rsv_en": In(1), "rsv_id": In(8), "rsv_nb": In(5), "rsv_wr": In(1), "rsv_res": In(5),
+            "tail": Out(self.sw), "free": Out(n.bit_length()),
+            **comp,
+            "prsp": Out(stream.Signature(PRSP_L)),
+            "beat_sent": Out(1), "poison_sent": Out(1), "empty": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, sw = self.p.ROB_BEATS, self.sw
+        pow2 = n == 1 << sw
+
+        def wrap(x):
+            """x mod n for x < 2n (x one bit wider than a slot index)."""
+            if pow2:
+                return x[:sw]
+            return Mux(x[:sw + 1] >= n, x - n, x)[:sw]
+
+        # request metadata at the base slot: id, nb, wr, res
+        m.submodules.meta = meta = Memory(shape=8 + 5 + 1 + 5, depth=n, init=[])
+        mw = meta.write_port()
+        mr = meta.read_port(domain="comb")
+        # beat data and per-beat err (reads)
+        m.submodules.beats = beats = Memory(shape=256 + 2, depth=n, init=[])
+        bw = beats.write_port()
+        br = beats.read_port(domain="comb")
+        flag_a = Signal(n)
+        flag_b = Signal(n)
+        err = [Signal(2, name=f"err{k}") for k in range(n)]
+
+        tail = Signal(sw)
+        base = Signal(sw)
+        k = Signal(5)
+        used = Signal(n.bit_length())
+        reqs = Signal(n.bit_length())
+        m.d.comb += [self.tail.eq(tail), self.free.eq(n - used), self.empty.eq(~nonzero(reqs))]
+
+        # reservations
+        m.d.comb += [mw.addr.eq(tail), mw.en.eq(self.rsv_en),
+                     mw.data.eq(Cat(self.rsv_id, self.rsv_nb, self.rsv_wr, self.rsv_res))]
+        with m.If(self.rsv_en):
+            m.d.sync += tail.eq(wrap(tail + self.rsv_res))
+
+        # completions
+        mine = Signal()
+        m.d.comb += mine.eq(self.c_en & eq_const(self.c_proc, self.index))
+        m.d.comb += [bw.addr.eq(self.c_slot), bw.en.eq(mine & self.c_beat),
+                     bw.data.eq(Cat(self.c_data, self.c_err))]
+
+        # the sender
+        m.d.comb += mr.addr.eq(base)
+        r_id, r_nb, r_wr, r_res = mr.data[0:8], mr.data[8:13], mr.data[13], mr.data[14:19]
+        cur = Signal(sw)
+        m.d.comb += cur.eq(wrap(base + k))
+        m.d.comb += br.addr.eq(cur)
+        have = Signal()
+        m.d.comb += have.eq(nonzero(reqs))
+        base_a = Signal()
+        base_b = Signal()
+        base_err = Signal(2)
+        cur_a = Signal()
+        m.d.comb += [base_a.eq(bit_at(flag_a, base)), base_b.eq(bit_at(flag_b, base)),
+                     cur_a.eq(bit_at(flag_a, cur))]
+        with m.Switch(base):
+            for s in range(n):
+                with m.Case(s):
+                    m.d.comb += base_err.eq(err[s])
+        rej = Signal(2)                     # reject code latched at beat 0 of a read
+        rejected = Signal()
+        m.d.comb += rejected.eq(eq_const(base_err, E_RANGE) | eq_const(base_err, E_UNMAPPED))
+        last = Signal()
+        m.d.comb += last.eq(eq(k + 1, r_nb) | r_wr)
+        payload = self.prsp.payload
+        m.d.comb += payload.id.eq(r_id)
+        m.d.comb += payload.last.eq(last)
+        with m.If(r_wr):
+            m.d.comb += [self.prsp.valid.eq(have & base_a & base_b), payload.err.eq(base_err),
+                         payload.data.eq(0)]
+        with m.Elif(nonzero(k) & nonzero(rej)):
+            m.d.comb += [self.prsp.valid.eq(have), payload.err.eq(rej), payload.data.eq(0)]
+        with m.Elif(~nonzero(k) & base_a & rejected):
+            m.d.comb += [self.prsp.valid.eq(have), payload.err.eq(base_err), payload.data.eq(0)]
+        with m.Else():
+            m.d.comb += [self.prsp.valid.eq(have & cur_a), payload.err.eq(br.data[256:258]),
+                         payload.data.eq(br.data[:256])]
+        xfer = Signal()
+        m.d.comb += xfer.eq(self.prsp.valid & self.prsp.ready)
+        m.d.comb += [self.beat_sent.eq(xfer), self.poison_sent.eq(xfer & eq_const(payload.err,
+                                                                                  E_POISON))]
+        done = Signal()
+        m.d.comb += done.eq(xfer & last)
+        with m.If(xfer):
+            with m.If(~nonzero(k) & ~r_wr):
+                m.d.sync += rej.eq(Mux(rejected, base_err, 0))
+            m.d.sync += k.eq(k + 1)
+            with m.If(done):
+                m.d.sync += [k.eq(0), base.eq(wrap(base + r_res)), rej.eq(0)]
+
+        # flags: set by completions, cleared as the sender passes the slot (base at the end).
+        # The later beats of a rejected read are not read from slots: a read rejected by the
+        # range check reserved only its base slot, and the slots after it are other requests'.
+        clr_cur = Signal()
+        m.d.comb += clr_cur.eq(xfer & ~(nonzero(k) & nonzero(rej)))
+        for s in range(n):
+            set_here = Signal(name=f"set{s}")
+            m.d.comb += set_here.eq(mine & eq_const(self.c_slot, s))
+            clr_here = Signal(name=f"clr{s}")
+            m.d.comb += clr_here.eq((clr_cur & eq_const(cur, s)) | (done & eq_const(base, s)))
+            with m.If(clr_here):
+                m.d.sync += [flag_a[s].eq(0), flag_b[s].eq(0), err[s].eq(0)]
+            with m.If(set_here):
+                with m.If(self.c_set_a):
+                    m.d.sync += flag_a[s].eq(1)
+                with m.If(self.c_set_b):
+                    m.d.sync += flag_b[s].eq(1)
+                with m.If(~self.c_beat):
+                    m.d.sync += err[s].eq(err[s] | self.c_err)
+
+        # occupancy: slots and requests
+        released = Signal(5)
+        m.d.comb += released.eq(Mux(done, r_res, 0))
+        m.d.sync += [used.eq(used + Mux(self.rsv_en, self.rsv_res, 0) - released),
+                     reqs.eq(reqs + self.rsv_en - done)]
+        return m

@@ -1,0 +1,135 @@
+"""Memory-request tags and the response side (spec §2.3 data flow, MR-I3, MR-I4, MR-F44,
+MR-F45, MR-E6): every mreq carries a tag naming an entry of its port's tag table, which says
+where the response goes; mrsp beats of all ports are taken one per cycle, round robin, and
+turned into completion-bus writes to the response buffers.
+
+Tags are needed because the QoS arbiter reorders requests between the class queues of a port,
+so a port's responses, though in order on the port, are not in issue order.
+"""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.common.arbiter import RoundRobinArbiter
+from hw.common.lintops import eq_const, select
+from hw.memrouter.layouts import MRSP_L, slot_add
+from hw.memrouter.rob import comp_signature
+
+__all__ = ["PortTags", "KIND_RD", "KIND_WR"]
+
+KIND_RD, KIND_WR = 0, 1
+E_POISON = 3
+
+
+class PortTags(wiring.Component):
+    """Tag tables of every memory port and the mrsp → completion-bus path.
+
+    Parameters
+    ----------
+    params : golden.memrouter.params.MemrouterParams
+    ntags : int
+        Tags per port (requests in flight per port), a power of 2.
+
+    Members
+    -------
+    take_en, take_port, take_kind, take_proc, take_slot, take_ab : In
+        Allocate tag ``next_tag[take_port]`` of that port with its destination: a direct read's
+        first beat slot (kind RD; beat k goes to slot + k), or a direct write's base slot and
+        the flags its ack sets (kind WR, ``ab`` = set_a | set_b << 1).
+    avail : Out(ports)
+        Ports with a free tag.
+    next_tag : Out, one per port
+        The tag the next take on that port gets.
+    mrsp : In(stream.Signature(MRSP_L)).array(ports)
+    c_* : Out
+        The completion bus (:func:`hw.memrouter.rob.comp_signature`).
+    inflight : Out, one per port
+        Tags in use.
+    """
+
+    def __init__(self, params, ntags=16):
+        self.p = params
+        self.ports = params.N_OFF + 1
+        self.ntags = ntags
+        self.tw = (ntags - 1).bit_length()
+        sw = (params.ROB_BEATS - 1).bit_length()
+        comp = {f"c_{k}": Out(w) for k, w in comp_signature(params).items()}
+        super().__init__({
+            "take_en": In(1), "take_port": In(3), "take_kind": In(2), "take_proc": In(2),
+            "take_slot": In(sw), "take_ab": In(2),
+            "avail": Out(self.ports), "next_tag": Out(self.tw).array(self.ports),
+            "mrsp": In(stream.Signature(MRSP_L)).array(self.ports),
+            **comp,
+            "inflight": Out(ntags.bit_length()).array(self.ports),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p, nt, tw = self.p, self.ntags, self.tw
+        sw = (p.ROB_BEATS - 1).bit_length()
+        m.submodules.arb = arb = RoundRobinArbiter(self.ports)
+        m.d.comb += [arb.req.eq(Cat(self.mrsp[j].valid for j in range(self.ports))),
+                     arb.advance.eq(arb.valid)]
+        g = arb.grant_idx
+        beat_tag = Signal(tw)
+        m.d.comb += beat_tag.eq(select([self.mrsp[j].payload.tag[:tw]
+                                        for j in range(self.ports)], g))
+        beat = select([self.mrsp[j].payload for j in range(self.ports)], g)
+        info_kind, info_proc, info_slot, info_ab = [], [], [], []
+        counts = []
+        for j in range(self.ports):
+            used = Signal(nt, name=f"used{j}")
+            kind = [Signal(2, name=f"kind{j}_{t}") for t in range(nt)]
+            proc = [Signal(2, name=f"proc{j}_{t}") for t in range(nt)]
+            slot = [Signal(sw, name=f"slot{j}_{t}") for t in range(nt)]
+            ab = [Signal(2, name=f"ab{j}_{t}") for t in range(nt)]
+            k = Signal(5, name=f"beat{j}")
+            counts.append(k)
+            # lowest free tag
+            free = Signal(nt, name=f"free{j}")
+            low = Signal(nt, name=f"low{j}")
+            m.d.comb += [free.eq(~used), low.eq(free & -free)]
+            m.d.comb += self.avail[j].eq(free.any())
+            for t in range(nt):
+                with m.If(low[t]):
+                    m.d.comb += self.next_tag[j].eq(t)
+            take = Signal(name=f"take{j}")
+            m.d.comb += take.eq(self.take_en & eq_const(self.take_port, j))
+            for t in range(nt):
+                with m.If(take & eq_const(self.next_tag[j], t)):
+                    m.d.sync += [used[t].eq(1), kind[t].eq(self.take_kind),
+                                 proc[t].eq(self.take_proc), slot[t].eq(self.take_slot),
+                                 ab[t].eq(self.take_ab)]
+            info_kind.append(select(kind, beat_tag))
+            info_proc.append(select(proc, beat_tag))
+            info_slot.append(select(slot, beat_tag))
+            info_ab.append(select(ab, beat_tag))
+            mine = Signal(name=f"rsp{j}")
+            m.d.comb += mine.eq(arb.valid & eq_const(g, j))
+            m.d.comb += self.mrsp[j].ready.eq(mine)
+            with m.If(mine):
+                m.d.sync += k.eq(Mux(self.mrsp[j].payload.last, 0, k + 1))
+                with m.If(self.mrsp[j].payload.last):
+                    for t in range(nt):
+                        with m.If(eq_const(beat_tag, t)):
+                            m.d.sync += used[t].eq(0)
+            pop = Signal(nt.bit_length(), name=f"inflight{j}")
+            m.d.comb += self.inflight[j].eq(pop)
+            m.d.sync += pop.eq(pop + take - (mine & self.mrsp[j].payload.last))
+
+        kind = select(info_kind, g)
+        slot = select(info_slot, g)
+        ab = select(info_ab, g)
+        k = select(counts, g)
+        rd = Signal()
+        m.d.comb += rd.eq(eq_const(kind, KIND_RD))
+        m.d.comb += [
+            self.c_en.eq(arb.valid), self.c_proc.eq(select(info_proc, g)),
+            self.c_slot.eq(Mux(rd, slot_add(slot, k, p.ROB_BEATS),
+                               slot)),
+            self.c_set_a.eq(rd | ab[0]), self.c_set_b.eq(~rd & ab[1]),
+            self.c_beat.eq(rd), self.c_data.eq(beat.data),
+            self.c_err.eq(Mux(rd & beat.poison, E_POISON, 0)),
+        ]
+        return m

@@ -1,0 +1,241 @@
+"""The memory router top (spec memrouter.md §2.3): processor ports, intake, routing through the
+page table, per-port class queues and QoS arbiters, tags and the response buffers, PT_INIT and
+the CSR block.
+
+Built so far: the direct path (NEAR parts, and FAR parts with FAR_ALLOC = 0) with every check,
+split, merge, error response and counter of it. The migration cache and engine are not built
+yet: a FAR part is sent directly as class FAR whatever FAR_ALLOC says, MIG_CMD writes are
+refused, LINE_STATUS reads 0 and no event is produced.
+"""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from golden.memrouter.params import Config, MemrouterParams
+from golden.memrouter.router import COUNTERS
+from hw.common.layout import always_ready_stream
+from hw.common.lintops import eq_const, nonzero
+from hw.common.memfifo import MemFifo
+from hw.memrouter.csr import PORT_BEATS, CsrBlock
+from hw.memrouter.intake import Intake, req_fields
+from hw.memrouter.layouts import (CSRREQ_L, CSRRSP_L, DESC_W, EVT_L, MREQ_L, MRSP_L, PREQ_L,
+                                  PRSP_L)
+from hw.memrouter.pagetable import PageTable
+from hw.memrouter.ptinit import PtInit
+from hw.memrouter.qos_port import QosPort
+from hw.memrouter.rob import RespRob, comp_signature
+from hw.memrouter.route import Route
+from hw.memrouter.tags import PortTags
+
+__all__ = ["Memrouter", "default_reset_cfg"]
+
+
+def default_reset_cfg(params):
+    """RESET_CFG (MR-C11): CFG-B's configuration with T_SECT = NS/4, cut to N_OFF ports."""
+    cfg = Config()
+    cfg.T_SECT = params.NS // 4
+    cfg.QOS = cfg.QOS[:params.N_OFF + 1]
+    return cfg
+
+
+class Memrouter(wiring.Component):
+    """Base-layer memory router.
+
+    Parameters
+    ----------
+    params : golden.memrouter.params.MemrouterParams
+    reset_cfg : golden.memrouter.params.Config or None
+        Reset values of the CSRs (MR-C11); default :func:`default_reset_cfg`. It must be a
+        legal configuration: PT_INIT runs with it after reset.
+    ntags : int
+        Requests in flight per memory port.
+
+    Members
+    -------
+    preq : In(stream.Signature(PReq)).array(N_PROC)
+    prsp : Out(stream.Signature(PRsp)).array(N_PROC)
+    mreq : Out(stream.Signature(MReq)).array(1 + N_OFF)
+        Port 0 is the HBM, port 1 + m module m.
+    mrsp : In(stream.Signature(MRsp)).array(1 + N_OFF)
+    csr_req : In(stream.Signature(CsrReq)); csr_rsp : Out(stream.Signature(CsrRsp))
+    evt : Out(always_ready_stream(Evt))
+        Events (MR-I6): never back-pressured, so no ``ready``.
+    """
+
+    def __init__(self, params=None, reset_cfg=None, ntags=16):
+        self.p = params or MemrouterParams()
+        self.reset_cfg = reset_cfg or default_reset_cfg(self.p)
+        self.ntags = ntags
+        self.ports = self.p.N_OFF + 1
+        super().__init__({
+            "preq": In(stream.Signature(PREQ_L)).array(self.p.N_PROC),
+            "prsp": Out(stream.Signature(PRSP_L)).array(self.p.N_PROC),
+            "mreq": Out(stream.Signature(MREQ_L)).array(self.ports),
+            "mrsp": In(stream.Signature(MRSP_L)).array(self.ports),
+            "csr_req": In(stream.Signature(CSRREQ_L)),
+            "csr_rsp": Out(stream.Signature(CSRRSP_L)),
+            "evt": Out(always_ready_stream(EVT_L)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.p
+        nports, nproc = self.ports, p.N_PROC
+
+        m.submodules.csr = csr = CsrBlock(p, self.reset_cfg)
+        m.submodules.ptinit = ptinit = PtInit(p)
+        m.submodules.pt = pt = PageTable(p)
+        m.submodules.nfree = nfree = MemFifo(DESC_W, p.PT_ENTRIES)
+        m.submodules.ffree = ffree = MemFifo(DESC_W, p.PT_ENTRIES)
+        m.submodules.intake = intake = Intake(p)
+        m.submodules.route = route = Route(p)
+        m.submodules.tags = tags = PortTags(p, self.ntags)
+        robs = []
+        for i in range(nproc):
+            rob = RespRob(p, i)
+            m.submodules[f"rob{i}"] = rob
+            robs.append(rob)
+        qports = []
+        for j in range(nports):
+            qp = QosPort(qden=p.QDEN, max_len=p.MAX_LEN)
+            m.submodules[f"qos{j}"] = qp
+            qports.append(qp)
+
+        self.units = dict(csr=csr, ptinit=ptinit, pt=pt, intake=intake, route=route, tags=tags,
+                          robs=robs, qports=qports)         # for simulation probes
+        wiring.connect(m, wiring.flipped(self.csr_req), csr.csr_req)
+        wiring.connect(m, csr.csr_rsp, wiring.flipped(self.csr_rsp))
+        ctrl = csr.ctrl
+        mode, mig_stall, uth_en = ctrl[0], ctrl[1], ctrl[8]
+
+        # PT_INIT: waits for the router to be quiet, holds the intake while it runs
+        quiet = Signal()
+        idle_ports = Cat(~nonzero(tags.inflight[j]) for j in range(nports)).all()
+        m.d.comb += quiet.eq(~route.busy & ~intake.req_valid & idle_ports)
+        m.d.comb += [
+            ptinit.start.eq(csr.init_start), csr.quiet.eq(quiet),
+            ptinit.mode.eq(mode), ptinit.slot_len.eq(csr.slot_len), ptinit.slots.eq(csr.slots),
+            ptinit.near_frames.eq(csr.near_frames), ptinit.near_reserve.eq(csr.near_reserve),
+            ptinit.hbm_frames.eq(csr.hbm_frames), ptinit.mod_frames.eq(csr.mod_frames),
+            csr.init_busy.eq(ptinit.busy),
+            csr.init_accepted.eq(ptinit.accepted), csr.init_refused.eq(ptinit.refused),
+            csr.pages.eq(ptinit.pages), csr.hand.eq(0),
+        ]
+
+        # page table writers: PT_INIT, then the CSR block; REF and ND cleared by PT_INIT
+        m.d.comb += [
+            pt.w_en.eq(ptinit.pt_w_en | csr.pt_w_en),
+            pt.w_addr.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_addr, csr.pt_addr)),
+            pt.w_data.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_data, csr.pt_w_data)),
+            csr.pt_grant.eq(~ptinit.pt_w_en),
+            pt.a_addr.eq(route.pt_addr), route.pt_data.eq(pt.a_data),
+            pt.b_addr.eq(csr.pt_addr), csr.pt_data.eq(pt.b_data),
+            pt.ref_w_en.eq(ptinit.pt_w_en | route.ref_en),
+            pt.ref_w_addr.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_addr, route.ref_addr)),
+            pt.ref_w_data.eq(~ptinit.pt_w_en),
+            pt.nd_w_en.eq(ptinit.pt_w_en | route.nd_en),
+            pt.nd_w_addr.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_addr, route.nd_addr)),
+            pt.nd_w_data.eq(~ptinit.pt_w_en),
+        ]
+
+        # free lists (popped by the migration engine, not built yet)
+        m.d.comb += [
+            nfree.clear.eq(ptinit.accepted), ffree.clear.eq(ptinit.accepted),
+            nfree.w_en.eq(ptinit.nfree_push | csr.nfree_push),
+            nfree.w_data.eq(Mux(ptinit.nfree_push, ptinit.nfree_desc, csr.push_desc)),
+            ffree.w_en.eq(csr.ffree_push), ffree.w_data.eq(csr.push_desc),
+            csr.nfree_cnt.eq(nfree.level), csr.ffree_cnt.eq(ffree.level),
+        ]
+
+        # intake and response buffers
+        for i in range(nproc):
+            wiring.connect(m, wiring.flipped(self.preq[i]), intake.preq[i])
+            wiring.connect(m, robs[i].prsp, wiring.flipped(self.prsp[i]))
+            m.d.comb += [intake.rob_free[i].eq(robs[i].free), intake.rob_tail[i].eq(robs[i].tail),
+                         robs[i].rsv_en.eq(intake.rsv_en & eq_const(intake.rsv_proc, i)),
+                         robs[i].rsv_id.eq(intake.rsv_id), robs[i].rsv_nb.eq(intake.rsv_nb),
+                         robs[i].rsv_wr.eq(intake.rsv_wr), robs[i].rsv_res.eq(intake.rsv_res)]
+        m.d.comb += [intake.hold.eq(ptinit.busy | csr.init_pending),
+                     intake.limit.eq(ptinit.pages << p.LOG2G)]
+
+        # routing stage
+        for name, _ in req_fields(p):
+            m.d.comb += getattr(route, f"req_{name}").eq(getattr(intake, f"req_{name}"))
+        m.d.comb += [
+            route.req_valid.eq(intake.req_valid), intake.req_pop.eq(route.req_pop),
+            route.wd_valid.eq(intake.wd_valid), route.wd_data.eq(intake.wd_data),
+            route.wd_be.eq(intake.wd_be), intake.wd_pop.eq(route.wd_pop),
+            route.mode.eq(mode), route.mig_stall.eq(mig_stall),
+            route.tag_ok.eq(tags.avail),
+            tags.take_en.eq(route.take_en), tags.take_port.eq(route.iss_port),
+            tags.take_kind.eq(route.take_kind), tags.take_proc.eq(route.take_proc),
+            tags.take_slot.eq(route.take_slot), tags.take_ab.eq(route.take_ab),
+        ]
+        for j in range(nports):
+            m.d.comb += route.tag_next[j].eq(tags.next_tag[j])
+
+        # class queues and QoS per port
+        ready = Signal(nports * 2)
+        for j, qp in enumerate(qports):
+            for cls, inp in ((0, qp.near), (1, qp.far)):
+                mine = Signal(name=f"iss{j}_{cls}")
+                m.d.comb += mine.eq(eq_const(route.iss_port, j) & eq_const(route.iss_cls, cls))
+                m.d.comb += [inp.valid.eq(route.iss_valid & mine), ready[2 * j + cls].eq(
+                    inp.ready & mine)]
+                pl = inp.payload
+                m.d.comb += [pl.tag.eq(route.iss_tag), pl.addr.eq(route.iss_addr),
+                             pl.len.eq(route.iss_len), pl.wr.eq(route.iss_wr),
+                             pl.cls.eq(route.iss_cls), pl.data.eq(route.iss_data),
+                             pl.be.eq(route.iss_be), pl.last.eq(route.iss_last)]
+            m.d.comb += qp.mig.valid.eq(0)
+            m.d.comb += [qp.mig_block.eq(0),
+                         qp.rate_n.eq(csr.port_rate_n[j]), qp.rate_f.eq(csr.port_rate_f[j]),
+                         qp.burst_n.eq(csr.port_burst_n[j][:8]),
+                         qp.burst_f.eq(csr.port_burst_f[j][:8]),
+                         qp.uth_en.eq(uth_en), qp.uth.eq(csr.port_uth[j]),
+                         qp.uw.eq(csr.uw[:16]), qp.mig_starve.eq(csr.mig_starve[:16])]
+            wiring.connect(m, qp.mreq, wiring.flipped(self.mreq[j]))
+            wiring.connect(m, wiring.flipped(self.mrsp[j]), tags.mrsp[j])
+            # per-port beat counters: sectors, counted when a request's beats transfer
+            hdr = self.mreq[j].payload
+            for k, name in enumerate(PORT_BEATS):
+                wr, cls = k // 3, k % 3
+                hit = Signal(name=f"cnt{j}_{name.lower()}")
+                m.d.comb += hit.eq(qp.beat_xfer & eq_const(qp.beat_cls, cls)
+                                   & (qp.beat_wr if wr else ~qp.beat_wr))
+                m.d.comb += getattr(csr, f"beat_{j}_{name.lower()}").eq(
+                    Mux(hit, 1 if wr else hdr.len + 1, 0))
+        m.d.comb += route.iss_ready.eq(ready.any())
+
+        # completion bus: responses first, then the routing stage's rejections
+        for name in comp_signature(p):
+            bus = Signal(len(getattr(tags, f"c_{name}")), name=f"comp_{name}")
+            if name == "en":
+                m.d.comb += bus.eq(tags.c_en | route.c_en)
+            elif name in ("proc", "slot", "err"):
+                m.d.comb += bus.eq(Mux(tags.c_en, getattr(tags, f"c_{name}"),
+                                       getattr(route, f"c_{name}")))
+            elif name in ("set_a", "set_b"):
+                m.d.comb += bus.eq(Mux(tags.c_en, getattr(tags, f"c_{name}"), 1))
+            else:
+                m.d.comb += bus.eq(Mux(tags.c_en, getattr(tags, f"c_{name}"), 0))
+            for rob in robs:
+                m.d.comb += getattr(rob, f"c_{name}").eq(bus)
+        m.d.comb += route.c_grant.eq(~tags.c_en)
+
+        # counters (§3.3 0x200)
+        incs = {
+            "PREQ_BEATS": intake.beat,
+            "PRSP_BEATS": sum(rob.beat_sent for rob in robs),
+            "SECT_HBM": route.sect_hbm, "SECT_NEARM": route.sect_nearm,
+            "SECT_FARD": route.sect_fard,
+            "ERR_RANGE": route.err_range, "ERR_UNMAPPED": route.err_unmapped,
+            "ERR_POISON": sum(rob.poison_sent for rob in robs),
+        }
+        for name in COUNTERS:
+            m.d.comb += getattr(csr, f"inc_{name.lower()}").eq(incs.get(name, 0))
+        empty = Cat(rob.empty for rob in robs).all()
+        m.d.comb += csr.status_idle.eq(quiet & empty)
+        m.d.comb += [self.evt.valid.eq(0)]
+        return m

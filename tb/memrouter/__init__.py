@@ -1,0 +1,1 @@
+"""cocotb testbenches of the memory router (spec memrouter.md)."""

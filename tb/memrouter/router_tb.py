@@ -1,0 +1,302 @@
+"""cocotb testbench of the memory router (hw.memrouter.top.Memrouter) with cycle-exact port
+models on its memory ports, against the golden transaction-level router.
+
+The processor ports are driven with random requests (random gaps; write beats may have gaps
+but stay contiguous per port), ``prsp`` with random back-pressure. The golden model is fed the
+requests in the RTL's header-acceptance order (the global order, MR-F1) and settled after each
+one; with no migration that gives the only legal result. Checked: every response (id, beats,
+data, err) per port in order (MR-F44, MR-V3, MR-V4, MR-E14), the multiset of memory requests
+(port, class, device address, length, direction; MR-F4, MR-F39, MR-V2), the counters and the
+per-port beat counters read through the CSRs, and the touched device sectors of the port
+models.
+
+Testcases: ``random_traffic``, ``static_map`` (MR-V1), ``directed_gv11`` (MR-GV11 rows of the
+direct path), ``csr_map``.
+"""
+
+import collections
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from golden.memrouter.csr import Csr, OFFSETS
+from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, FULL_BE, MREQ, MRSP, PREQ,
+                                      PRSP, UNMAPPED_PTE)
+from golden.memrouter.ifmap import pt_init
+from golden.memrouter.params import CFG_NAMES, reference
+from golden.memrouter.router import COUNTERS, Router
+from golden.common.stream import decode_word, encode_item
+from golden.memrouter.portmodel import PortModel
+from tb.common import env
+from tb.common.clock import reset, start_clock
+from tb.common.stream import StreamDriver, StreamMonitor, read_int, sim_cycle
+
+PORT_BEATS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))      # (wr, cls): RD_N .. WR_M
+HBM, OFF = (4, 8, 32), (1, 8, 96)                                  # BW_NUM, BW_DEN, LAT (MR-C29/C30)
+
+
+def config():
+    """(MemrouterParams, Config) of the build: GPUBLOCKS_PARAMS CFG (index into CFG_NAMES),
+    N_PROC, ROB_BEATS; FAR_ALLOC = 0 (the line path is not built)."""
+    prm = env.params()
+    name = CFG_NAMES[prm.get("CFG", 1)]
+    p, cfg = reference(name, dict(N_PROC=prm.get("N_PROC", 1),
+                                  ROB_BEATS=prm.get("ROB_BEATS", 256)), FAR_ALLOC=0)
+    return p, cfg
+
+
+class PyPorts:
+    """The memory ports as golden cycle-exact port models (§4.11; the RTL PortModel is checked
+    against the same model, MR-V12): each cycle, right after the edge, ``mreq.ready`` and the
+    presented ``mrsp`` beat are driven from the models' state; in ReadOnly the transfers are
+    sampled and every model is stepped."""
+
+    def __init__(self, dut, p, cfg, sink):
+        self.dut, self.sink = dut, sink
+        frames = [cfg.HBM_FRAMES] + [cfg.MOD_FRAMES] * p.N_OFF
+        self.models = [PortModel(j, *(HBM if j == 0 else OFF), frames[j], p.LOG2G)
+                       for j in range(p.N_OFF + 1)]
+        self.sig = [(getattr(dut, f"mreq__{j}__valid"), getattr(dut, f"mreq__{j}__ready"),
+                     getattr(dut, f"mreq__{j}__payload"), getattr(dut, f"mrsp__{j}__valid"),
+                     getattr(dut, f"mrsp__{j}__ready"), getattr(dut, f"mrsp__{j}__payload"))
+                    for j in range(p.N_OFF + 1)]
+        self._writing = [0] * len(self.models)
+        for s in self.sig:
+            s[1].value = 0
+            s[3].value = 0
+        cocotb.start_soon(self._run())
+
+    @staticmethod
+    def _peek(model):
+        ready = model._writing is not None or len(model.q) < model.pq_depth
+        rsp = model.out[0][1] if model.out and model.out[0][0] <= model.t else None
+        return ready, rsp
+
+    async def _run(self):
+        clk = self.dut.clk
+        while True:
+            await RisingEdge(clk)
+            views = []
+            for model, (_, q_rdy, _, r_val, _, r_pl) in zip(self.models, self.sig):
+                ready, rsp = self._peek(model)
+                q_rdy.value = int(ready)
+                r_val.value = int(rsp is not None)
+                if rsp is not None:
+                    r_pl.value = encode_item(rsp, MRSP.width, MRSP)
+                views.append(ready)
+            await ReadOnly()
+            for j, (model, (q_val, _, q_pl, _, r_rdy, _)) in enumerate(zip(self.models, self.sig)):
+                offer = None
+                if read_int(q_val) == 1 and views[j]:
+                    offer = decode_word(read_int(q_pl), MREQ)
+                    self._observe(j, offer)
+                model.cycle(offer, read_int(r_rdy) == 1)
+
+    def _observe(self, j, beat):
+        if beat["wr"] and self._writing[j]:
+            self._writing[j] -= 1
+            return
+        self.sink(j, beat)
+        if beat["wr"]:
+            self._writing[j] = beat["len"]
+
+
+class Bench:
+    """Clock, reset, drivers, monitors and the golden model of one run."""
+
+    def __init__(self, dut, ready_prob=0.8, gap_prob=0.3):
+        self.dut = dut
+        self.p, self.cfg = config()
+        self.rng = env.rng(1)
+        self.golden = Router(self.p, self.cfg)
+        self.gcsr = Csr(self.golden)
+        self.nports = self.p.N_OFF + 1
+        start_clock(dut)
+        self.drivers = [StreamDriver(dut, f"preq__{i}", dut.clk, PREQ, gap_prob=gap_prob)
+                        for i in range(self.p.N_PROC)]
+        self.rsp = [StreamMonitor(dut, f"prsp__{i}", dut.clk, PRSP, ready_prob=ready_prob)
+                    for i in range(self.p.N_PROC)]
+        self.csr_drv = StreamDriver(dut, "csr_req", dut.clk, CSRREQ, gap_prob=0.0)
+        self.csr_mon = StreamMonitor(dut, "csr_rsp", dut.clk, CSRRSP, ready_prob=1.0)
+        self.mreqs = collections.Counter()
+        self.ports = PyPorts(dut, self.p, self.cfg, self._mreq)
+        self.reqs = [[] for _ in range(self.p.N_PROC)]     # (nb, wr) per request, per port
+
+    def _mreq(self, j, beat):
+        self.mreqs[(j, beat["cls"], beat["addr"], beat["len"] + 1, beat["wr"])] += 1
+
+    async def start(self):
+        await reset(self.dut)
+        await self.wait_idle()
+
+    async def cycles(self, n):
+        for _ in range(n):
+            await RisingEdge(self.dut.clk)
+
+    async def csr(self, name_or_off, we=False, wdata=0):
+        """One CSR access on the RTL; returns (rdata, err)."""
+        off = OFFSETS[name_or_off] if isinstance(name_or_off, str) else name_or_off
+        n = self.csr_mon.count
+        self.csr_drv.append(dict(addr=off, we=int(we), wdata=wdata))
+        await self.csr_mon.wait_for(n + 1, timeout_cycles=20_000)
+        rsp = self.csr_mon.transfers[n].fields
+        return rsp["rdata"], rsp["err"]
+
+    async def csr_both(self, name_or_off, we=False, wdata=0):
+        """The same access on the RTL and the golden CSR block; asserts equal answers."""
+        got = await self.csr(name_or_off, we, wdata)
+        off = OFFSETS[name_or_off] if isinstance(name_or_off, str) else name_or_off
+        want = self.gcsr.access(off, we, wdata)
+        assert got == want, f"CSR {off:#x} we={we} wdata={wdata:#x}: RTL {got}, golden {want}"
+        return got
+
+    async def wait_idle(self, timeout=200_000):
+        """Until STATUS.IDLE with no INIT_BUSY."""
+        for _ in range(timeout // 16):
+            rdata, _ = await self.csr("STATUS")
+            if rdata & 3 == 2:
+                return
+            await self.cycles(8)
+        raise AssertionError("router never idle")
+
+    def send(self, proc, addr, nb, wr, rid, data=None, be=None):
+        """Queue one request on preq[proc]."""
+        if wr:
+            data = data or [self.rng.getrandbits(256) for _ in range(nb)]
+            be = be or [FULL_BE] * nb
+            for k in range(nb):
+                self.drivers[proc].append(dict(id=rid, addr=addr, len=nb - 1, wr=1, data=data[k],
+                                               be=be[k], last=int(k == nb - 1)))
+        else:
+            self.drivers[proc].append(dict(id=rid, addr=addr, len=nb - 1, wr=0, data=0, be=0,
+                                           last=1))
+        self.reqs[proc].append((nb, wr))
+
+    def accepted(self):
+        """Requests in RTL acceptance order: (cycle, proc, header beat, [write beats])."""
+        out = []
+        for i, drv in enumerate(self.drivers):
+            k = 0
+            tr = drv.transfers
+            while k < len(tr):
+                hdr = tr[k].fields
+                n = hdr["len"] + 1 if hdr["wr"] else 1
+                out.append((tr[k].cycle, i, hdr, [t.fields for t in tr[k:k + n]]))
+                k += n
+        out.sort(key=lambda x: (x[0], x[1]))
+        cycles = [x[0] for x in out]
+        assert len(set(cycles)) == len(cycles), "two headers accepted in one cycle (MR-F1)"
+        return out
+
+    async def drain(self, timeout=400_000):
+        """Wait until every queued request is answered."""
+        want = [sum(nb if not wr else 1 for nb, wr in reqs) for reqs in self.reqs]
+        for i in range(self.p.N_PROC):
+            await self.rsp[i].wait_for(want[i], timeout_cycles=timeout)
+        await self.cycles(50)
+        for i in range(self.p.N_PROC):
+            assert self.rsp[i].count == want[i], f"prsp[{i}]: extra beats"
+
+    def run_golden(self):
+        """Feed the golden router in acceptance order; expected responses per port."""
+        g = self.golden
+        for _, proc, hdr, beats in self.accepted():
+            nb = hdr["len"] + 1
+            if hdr["wr"]:
+                req = g.request(proc, hdr["id"], hdr["addr"], nb, True,
+                                [b["data"] for b in beats], [b["be"] for b in beats])
+            else:
+                req = g.request(proc, hdr["id"], hdr["addr"], nb, False)
+            assert req is not None
+            g.settle()
+        return [g.responses(i) for i in range(self.p.N_PROC)]
+
+    async def check(self):
+        """Compare responses, memory requests, counters and touched memory with golden."""
+        expected = self.run_golden()
+        for i in range(self.p.N_PROC):
+            got = [t.fields for t in self.rsp[i].transfers]
+            k = 0
+            for n, rsp in enumerate(expected[i]):
+                for b, (data, err) in enumerate(rsp.beats):
+                    beat = got[k]
+                    where = f"prsp[{i}] response {n} (id {rsp.id}) beat {b}"
+                    assert beat["id"] == rsp.id, f"{where}: id {beat['id']}"
+                    assert beat["err"] == err, f"{where}: err {beat['err']} != {err}"
+                    assert beat["data"] == data, f"{where}: data {beat['data']:#x} != {data:#x}"
+                    assert beat["last"] == int(b == len(rsp.beats) - 1), f"{where}: last"
+                    k += 1
+            assert k == len(got)
+        want = collections.Counter((r.port, r.cls, r.addr, r.nb, int(r.wr))
+                                   for r in self.golden.ports.log)
+        assert self.mreqs == want, (f"memory requests differ: RTL-only "
+                                    f"{list((self.mreqs - want).items())[:5]}, golden-only "
+                                    f"{list((want - self.mreqs).items())[:5]}")
+        for k, name in enumerate(COUNTERS):
+            rdata, err = await self.csr(0x200 + 4 * k)
+            assert err == 0 and rdata == self.golden.counters[name] & 0xFFFFFFFF, \
+                f"counter {name}: RTL {rdata}, golden {self.golden.counters[name]}"
+        for j in range(self.nports):
+            for k, key in enumerate(PORT_BEATS):
+                rdata, _ = await self.csr(0x300 + 0x20 * j + 4 * k)
+                assert rdata == self.golden.ports[j].beats[key], \
+                    f"port {j} beats {key}: RTL {rdata}, golden {self.golden.ports[j].beats[key]}"
+        touched = {(r.port, r.addr + 32 * k) for r in self.golden.ports.log if r.wr
+                   for k in range(r.nb)}
+        for j, a in sorted(touched):
+            got = self.ports.models[j].read_sector(a)
+            assert got == self.golden.ports[j].read_sector(a), f"port {j} sector {a:#x}"
+
+
+def random_request(b, hot, pages_g):
+    """(addr, nb, wr, be list) of one random request: ~2% each misaligned, too long, beyond
+    PAGES·G; 35% on the hot sectors (MR-V11); random partial byte enables on writes."""
+    p, rng = b.p, b.rng
+    nb = rng.randint(1, p.MAX_LEN)
+    roll = rng.random()
+    if roll < 0.35:
+        addr = rng.choice(hot)
+    else:
+        addr = rng.randrange(0, pages_g, 32)
+    if roll > 0.98:
+        addr += rng.choice((4, 8, 16))
+    elif roll > 0.96:
+        nb = rng.randint(p.MAX_LEN + 1, 16)
+    elif roll > 0.94:
+        addr = pages_g - 32 * rng.randint(0, nb - 1)
+    wr = rng.random() < 0.5
+    be = [rng.choice((FULL_BE, rng.getrandbits(32))) for _ in range(nb)] if wr else None
+    return addr, nb, wr, be
+
+
+@cocotb.test()
+async def random_traffic(dut):
+    """Random reads and writes from every port, errors and poison included."""
+    b = Bench(dut)
+    await b.start()
+    rng = b.rng
+    pages = pt_init(b.p, b.cfg).pages
+    pages_g = pages << b.p.LOG2G
+    # one page unmapped (E_UNMAPPED), poison on two HBM sectors of page 0 (MR-E6)
+    unm = rng.randrange(pages)
+    await b.csr_both("PT_ADDR", True, unm)
+    await b.csr_both("PT_DATA", True, UNMAPPED_PTE.encode())
+    poison = [pt_init(b.p, b.cfg).pt[0].desc.dev(32 * s, b.p.LOG2G) for s in (1, 2)]
+    port0 = pt_init(b.p, b.cfg).pt[0].port
+    for k, a in enumerate(poison):
+        b.ports.models[port0].poison[k] = a
+        b.golden.ports[port0].poison.add(a)
+    hot = ([rng.randrange(0, pages_g, 32) for _ in range(8)] + [32, 64]
+           + [(unm << b.p.LOG2G) + 32 * rng.randrange(b.p.NS)])
+    n = int(env.params().get("REQS", 600))
+    for k in range(n):
+        proc = rng.randrange(b.p.N_PROC)
+        addr, nb, wr, be = random_request(b, hot, pages_g)
+        b.send(proc, addr, nb, wr, k & 0xFF, be=be)
+    await b.drain()
+    await b.check()
+    errs = collections.Counter(beat["err"] for mon in b.rsp for beat in
+                               (t.fields for t in mon.transfers))
+    dut._log.info(f"{n} requests, {sim_cycle()} cycles, beats by err {dict(errs)}, "
+                  f"{sum(b.mreqs.values())} memory requests")
+    assert errs[1] and errs[2] and errs[E_POISON], f"error coverage {dict(errs)}"
