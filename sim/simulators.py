@@ -36,6 +36,11 @@ def setup_verilator():
     makeflags = os.environ.get("MAKEFLAGS", "")
     if "CFG_CXXFLAGS_PCH_I" not in makeflags:
         makeflags = f"{makeflags} CFG_CXXFLAGS_PCH_I=-include".strip()
+    # The model's "fast" C++ at -O1 instead of verilated.mk's -Os: on the tma top build the
+    # compile takes 44 s instead of 65 s and the simulation 3.6 s instead of 3.3 s; builds are
+    # most of the regression's time. (-O0 compiles in 26 s but simulates 3x slower.)
+    if "OPT_FAST" not in makeflags:
+        makeflags = f"{makeflags} OPT_FAST=-O1".strip()
     # Every build compiles the same runtime sources: sim.objcache reuses their objects.
     if "OBJCACHE=" not in makeflags:
         from sim import objcache
