@@ -53,16 +53,19 @@ class MemFifo(wiring.Component):
         wp = mem.write_port()
         rp = mem.read_port(domain="comb")
         ptr_w = (depth - 1).bit_length()
-        rd = Signal(ptr_w)
-        wr = Signal(ptr_w)
+        # the pointers are the memory ports' addresses and the head is r_data itself, so the
+        # Verilog has no unread copies
+        rd = rp.addr = Signal(ptr_w, name="rd")
+        wr = wp.addr = Signal(ptr_w, name="wr")
+        rp.data = self.r_data
+        wp.data = self.w_data
 
         def inc(p):
             if depth == 1 << ptr_w:
                 return p + 1
             return Mux(eq_const(p, depth - 1), 0, p + 1)
 
-        m.d.comb += [rp.addr.eq(rd), self.r_data.eq(rp.data), self.r_rdy.eq(nonzero(self.level)),
-                     wp.addr.eq(wr), wp.data.eq(self.w_data), wp.en.eq(self.w_en & ~self.clear)]
+        m.d.comb += [self.r_rdy.eq(nonzero(self.level)), wp.en.eq(self.w_en & ~self.clear)]
         with m.If(self.clear):
             m.d.sync += [rd.eq(0), wr.eq(0), self.level.eq(0)]
         with m.Else():

@@ -13,10 +13,10 @@ from amaranth.lib.wiring import In, Out
 from golden.memrouter.csr import OFFSETS
 from golden.memrouter.formats import ID_VALUE
 from golden.memrouter.router import COUNTERS
-from hw.common.lintops import eq_const
-from hw.memrouter.layouts import CSRREQ_L, CSRRSP_L, DESC_W, PTE_W, pt_data_pte, pt_data_word
+from hw.common.lintops import eq_const, lt_const
+from hw.memrouter.layouts import CSRREQ_L, CSRRSP_L, PTE_W, pt_data_pte, pt_data_word
 
-__all__ = ["CsrBlock", "CFG_REGS", "PORT_REGS", "PORT_BEATS"]
+__all__ = ["CsrBlock", "CFG_REGS", "PORT_REGS", "PORT_BEATS", "inc_width"]
 
 CFG_REGS = ("NEAR_FRAMES", "NEAR_RESERVE", "HBM_FRAMES", "MOD_FRAMES", "T_SECT", "T_ACC",
             "WINDOW", "WALK_STOP", "MIG_OUTSTANDING", "MIG_STARVE", "UW")
@@ -24,6 +24,17 @@ PORT_REGS = ("RATE_N", "RATE_F", "BURST_N", "BURST_F", "UTH")
 PORT_BEATS = ("RD_N", "RD_F", "RD_M", "WR_N", "WR_F", "WR_M")
 MIGRATING = 2
 CMD_PT_INIT, CMD_FLUSH, CMD_CLR = 1, 2, 3
+
+
+def inc_width(params, name):
+    """Width of the increment input of counter ``name``: sectors (up to 16) for the SECT_*
+    counters, one bit for a per-request event, the sum over the processor ports for the prsp
+    beat counters."""
+    if name in ("PRSP_BEATS", "ERR_POISON"):
+        return params.N_PROC.bit_length()
+    if name in ("PREQ_BEATS", "ERR_RANGE", "ERR_UNMAPPED"):
+        return 1
+    return 5
 
 
 class CsrBlock(wiring.Component):
@@ -39,21 +50,27 @@ class CsrBlock(wiring.Component):
     -------
     csr_req : In(stream.Signature(CSRREQ_L)); csr_rsp : Out(stream.Signature(CSRRSP_L))
     ctrl, slot_len, slots, <CFG_REGS lower-case> : Out
-        The configuration (``slots``: 16 × 4 bits).
-    port_<PORT_REGS lower-case> : Out, one per port
+        The configuration registers (``slots``: 16 × 4 bits).
+    port_<PORT_REGS lower-case>_<port> : Out(16)
+        The per-port registers; ``port_<PORT_REGS lower-case>`` lists them by port.
     init_start, init_pending : Out(1); init_busy, init_accepted, init_refused, quiet : In(1)
         PT_INIT (CMD = 1): pending from the command until it starts, which waits for ``quiet``
         (nothing in flight).
     pages : In; hand : In
-    pt_addr : Out; pt_data : In; pt_w_en, pt_w_data : Out; pt_grant : In
-        Page-table access (PT_ADDR / PT_DATA): read address, read data one cycle later, write.
-    nfree_push, ffree_push, push_desc : Out; nfree_cnt, ffree_cnt : In
-    flush : Out(1)
+    pt_addr : Out; pt_data : In; pt_w_en : Out; pt_grant : In
+        Page-table access (PT_ADDR / PT_DATA): read address, read data one cycle later, write
+        (the entry :func:`~hw.memrouter.layouts.pt_data_pte` of ``wdata``).
+    wdata : Out(32)
+        The write data of the request being executed (a PT_DATA word, a free-list descriptor).
+    nfree_push, ffree_push : Out; nfree_cnt, ffree_cnt : In
+        Free-list pushes (the descriptor :func:`~hw.memrouter.layouts.word_desc` of
+        ``wdata``). CMD = FLUSH has nothing to do until the migration cache is built.
     status_idle : In(1)
-    inc_<COUNTER lower-case> : In
+    inc_<COUNTER lower-case> : In(:func:`inc_width`)
         Increments of the counters at 0x200.
     beat_<port>_<k> : In
-        Sectors transferred on port j of kind PORT_BEATS[k].
+        Sectors transferred on port j of kind PORT_BEATS[k] (a write beat is one sector, so
+        the WR kinds are 1 bit wide).
     """
 
     def __init__(self, params, reset_cfg):
@@ -64,48 +81,44 @@ class CsrBlock(wiring.Component):
         cnt_w = params.PT_ENTRIES.bit_length()
         members = {
             "csr_req": In(stream.Signature(CSRREQ_L)), "csr_rsp": Out(stream.Signature(CSRRSP_L)),
-            "ctrl": Out(9), "slot_len": Out(5), "slots": Out(64),
+            "ctrl": Out(9, init=reset_cfg.ctrl), "slot_len": Out(5, init=len(reset_cfg.SLOTS)),
+            "slots": Out(64, init=sum(v << 4 * s for s, v in enumerate(reset_cfg.SLOTS))),
             "init_start": Out(1), "init_busy": In(1), "init_accepted": In(1),
             "init_refused": In(1),
             "pages": In(pw + 1), "hand": In(pw),
-            "pt_addr": Out(pw), "pt_data": In(PTE_W), "pt_w_en": Out(1), "pt_w_data": Out(PTE_W),
-            "pt_grant": In(1),
-            "nfree_push": Out(1), "ffree_push": Out(1), "push_desc": Out(DESC_W),
+            "pt_addr": Out(pw), "pt_data": In(PTE_W), "pt_w_en": Out(1), "pt_grant": In(1),
+            "wdata": Out(32),
+            "nfree_push": Out(1), "ffree_push": Out(1),
             "nfree_cnt": In(cnt_w), "ffree_cnt": In(cnt_w),
-            "flush": Out(1), "status_idle": In(1), "quiet": In(1), "init_pending": Out(1),
+            "status_idle": In(1), "quiet": In(1), "init_pending": Out(1),
         }
         for name in CFG_REGS:
-            members[name.lower()] = Out(32)
-        for name in PORT_REGS:
-            members[f"port_{name.lower()}"] = Out(16).array(self.ports)
+            members[name.lower()] = Out(32, init=getattr(reset_cfg, name))
+        for j in range(self.ports):
+            for name in PORT_REGS:
+                members[f"port_{name.lower()}_{j}"] = Out(16, init=getattr(reset_cfg.QOS[j], name))
         for name in COUNTERS:
-            members[f"inc_{name.lower()}"] = In(5)
+            members[f"inc_{name.lower()}"] = In(inc_width(params, name))
         for j in range(self.ports):
             for k in PORT_BEATS:
-                members[f"beat_{j}_{k.lower()}"] = In(5)
+                members[f"beat_{j}_{k.lower()}"] = In(1 if k.startswith("WR") else 5)
         super().__init__(members)
+        for name in PORT_REGS:
+            setattr(self, f"port_{name.lower()}",
+                    [getattr(self, f"port_{name.lower()}_{j}") for j in range(self.ports)])
 
     def elaborate(self, platform):
         m = Module()
-        p, cfg = self.p, self.cfg
+        p = self.p
         req = self.csr_req.payload
         rsp = self.csr_rsp.payload
 
-        # configuration registers with their reset values
-        ctrl = Signal(9, init=cfg.ctrl)
-        slot_len = Signal(5, init=len(cfg.SLOTS))
-        slots = [Signal(4, init=(cfg.SLOTS[s] if s < len(cfg.SLOTS) else 0), name=f"slot{s}")
-                 for s in range(16)]
-        regs = {name: Signal(32, init=getattr(cfg, name), name=name.lower())
-                for name in CFG_REGS}
-        port_regs = {(j, name): Signal(16, init=getattr(cfg.QOS[j], name),
-                                       name=f"p{j}_{name.lower()}")
+        # configuration registers: the output ports themselves, with their reset values
+        ctrl, slot_len = self.ctrl, self.slot_len
+        slots = [self.slots[4 * s:4 * s + 4] for s in range(16)]
+        regs = {name: getattr(self, name.lower()) for name in CFG_REGS}
+        port_regs = {(j, name): getattr(self, f"port_{name.lower()}")[j]
                      for j in range(self.ports) for name in PORT_REGS}
-        m.d.comb += [self.ctrl.eq(ctrl), self.slot_len.eq(slot_len), self.slots.eq(Cat(slots))]
-        for name, sig in regs.items():
-            m.d.comb += getattr(self, name.lower()).eq(sig)
-        for (j, name), sig in port_regs.items():
-            m.d.comb += getattr(self, f"port_{name.lower()}")[j].eq(sig)
 
         # counters
         clear = Signal()
@@ -121,8 +134,7 @@ class CsrBlock(wiring.Component):
                 beats[(j, k)] = c
                 m.d.sync += c.eq(Mux(clear, 0, c + getattr(self, f"beat_{j}_{k.lower()}")))
 
-        pt_addr = Signal(self.pt_addr.shape())
-        m.d.comb += self.pt_addr.eq(pt_addr)
+        pt_addr = self.pt_addr
 
         # read values and writability per offset: offset -> (value, writable register or None)
         ro = {
@@ -153,89 +165,97 @@ class CsrBlock(wiring.Component):
 
         addr = Signal(12)
         we = Signal()
-        wdata = Signal(32)
+        wdata = self.wdata
         rdata = Signal(32)
         err = Signal()
-        m.d.comb += [rsp.rdata.eq(rdata), rsp.err.eq(err),
-                     self.push_desc.eq(Cat(wdata[3:6], wdata[8:32])),
-                     self.pt_w_data.eq(pt_data_pte(wdata))]
+        m.d.comb += [rsp.rdata.eq(rdata), rsp.err.eq(err)]
 
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += self.csr_req.ready.eq(1)
-                with m.If(self.csr_req.valid):
-                    m.d.sync += [addr.eq(req.addr), we.eq(req.we), wdata.eq(req.wdata)]
-                    m.next = "EXEC"
-            with m.State("EXEC"):
-                m.d.sync += [rdata.eq(0), err.eq(0)]
-                m.next = "RESP"
-                with m.Switch(addr):
-                    for off, val in ro.items():
-                        with m.Case(off):
-                            m.d.sync += [rdata.eq(val), err.eq(we)]
-                    for off, sig in rw.items():
-                        with m.Case(off):
-                            m.d.sync += rdata.eq(sig)
-                            if sig is pt_addr:
-                                with m.If(we):
-                                    with m.If(wdata < p.PT_ENTRIES):
-                                        m.d.sync += [pt_addr.eq(wdata), rdata.eq(wdata)]
-                                    with m.Else():
-                                        m.d.sync += [rdata.eq(0), err.eq(1)]
-                            else:
-                                with m.If(we):
-                                    m.d.sync += [sig.eq(wdata), rdata.eq(wdata[:len(sig)])]
-                    with m.Case(OFFSETS["PT_DATA"]):
-                        m.next = "PT_READ"
-                    with m.Case(OFFSETS["CMD"]):
+        states = ("IDLE", "EXEC", "PT_READ", "PT_DATA", "INIT", "INIT_WAIT", "RESP")
+        fsm = Signal(range(len(states)), init=states.index("IDLE"))
+
+        def at(name):
+            return eq_const(fsm, states.index(name))
+
+        def goto(name):
+            return fsm.eq(states.index(name))
+
+        with m.If(at("IDLE")):
+            m.d.comb += self.csr_req.ready.eq(1)
+            with m.If(self.csr_req.valid):
+                m.d.sync += [addr.eq(req.addr), we.eq(req.we), wdata.eq(req.wdata)]
+                m.d.sync += goto("EXEC")
+        with m.Elif(at("EXEC")):
+            m.d.sync += [rdata.eq(0), err.eq(0)]
+            m.d.sync += goto("RESP")
+            # the address decode: an If/Elif chain (a Switch leaves its empty default out of the
+            # Verilog, an incomplete case)
+            cases = [(off, "ro", val) for off, val in ro.items()]
+            cases += [(off, "rw", sig) for off, sig in rw.items()]
+            cases += [(OFFSETS[name], name, None)
+                      for name in ("PT_DATA", "CMD", "NFREE_PUSH", "FFREE_PUSH", "MIG_CMD")]
+            for k, (off, kind, sig) in enumerate(cases):
+                with (m.Elif if k else m.If)(eq_const(addr, off)):
+                    if kind == "ro":
+                        m.d.sync += [rdata.eq(sig), err.eq(we)]
+                    elif kind == "rw":
+                        m.d.sync += rdata.eq(sig)
+                        if sig is pt_addr:
+                            with m.If(we):
+                                with m.If(lt_const(wdata, p.PT_ENTRIES)):
+                                    m.d.sync += [pt_addr.eq(wdata[:len(pt_addr)]),
+                                                 rdata.eq(wdata)]
+                                with m.Else():
+                                    m.d.sync += [rdata.eq(0), err.eq(1)]
+                        else:
+                            with m.If(we):
+                                m.d.sync += [sig.eq(wdata[:len(sig)]), rdata.eq(wdata[:len(sig)])]
+                    elif kind == "PT_DATA":
+                        m.d.sync += goto("PT_READ")
+                    elif kind == "CMD":
+                        # CMD_FLUSH: no migration cache yet, nothing to flush (answered OK)
                         with m.If(we & eq_const(wdata, CMD_PT_INIT)):
-                            m.next = "INIT"
-                        with m.If(we & eq_const(wdata, CMD_FLUSH)):
-                            m.d.comb += self.flush.eq(1)
+                            m.d.sync += goto("INIT")
                         with m.If(we & eq_const(wdata, CMD_CLR)):
                             m.d.comb += clear.eq(1)
-                    with m.Case(OFFSETS["NFREE_PUSH"]):
+                    elif kind in ("NFREE_PUSH", "FFREE_PUSH"):
+                        cnt = self.nfree_cnt if kind == "NFREE_PUSH" else self.ffree_cnt
+                        push = self.nfree_push if kind == "NFREE_PUSH" else self.ffree_push
                         with m.If(we):
-                            full = eq_const(self.nfree_cnt, p.PT_ENTRIES)
-                            m.d.comb += self.nfree_push.eq(~full)
+                            full = eq_const(cnt, p.PT_ENTRIES)
+                            m.d.comb += push.eq(~full)
                             m.d.sync += err.eq(full)
-                    with m.Case(OFFSETS["FFREE_PUSH"]):
-                        with m.If(we):
-                            full = eq_const(self.ffree_cnt, p.PT_ENTRIES)
-                            m.d.comb += self.ffree_push.eq(~full)
-                            m.d.sync += err.eq(full)
-                    with m.Case(OFFSETS["MIG_CMD"]):
+                    else:
                         # the migration engine is not built yet: every command is refused
                         m.d.sync += err.eq(we)
-                    with m.Default():
-                        m.d.sync += err.eq(1)
-            with m.State("PT_READ"):                # the entry arrives in the next cycle
-                with m.If(~self.init_busy):
-                    m.next = "PT_DATA"
-            with m.State("PT_DATA"):
-                m.d.sync += rdata.eq(pt_data_word(self.pt_data))
-                m.next = "RESP"
-                with m.If(we):
-                    with m.If(eq_const(self.pt_data[0:2], MIGRATING)):
-                        m.d.sync += [rdata.eq(0), err.eq(1)]
-                    with m.Else():
-                        m.d.comb += self.pt_w_en.eq(1)
-                        m.d.sync += rdata.eq(pt_data_word(self.pt_w_data))
-                        with m.If(~self.pt_grant):
-                            m.next = "PT_DATA"
-            with m.State("INIT"):                    # wait until nothing is in flight
-                m.d.comb += [self.init_pending.eq(1),
-                             self.init_start.eq(self.quiet & ~self.init_busy)]
-                with m.If(self.init_start):
-                    m.next = "INIT_WAIT"
-            with m.State("INIT_WAIT"):
-                with m.If(self.init_refused):
-                    m.d.sync += err.eq(1)
-                    m.next = "RESP"
-                with m.If(self.init_accepted):
-                    m.next = "RESP"
-            with m.State("RESP"):
-                m.d.comb += self.csr_rsp.valid.eq(1)
-                with m.If(self.csr_rsp.ready):
-                    m.next = "IDLE"
+            with m.Else():
+                m.d.sync += err.eq(1)
+        with m.Elif(at("PT_READ")):                # the entry arrives in the next cycle
+            with m.If(~self.init_busy):
+                m.d.sync += goto("PT_DATA")
+        with m.Elif(at("PT_DATA")):
+            m.d.sync += rdata.eq(pt_data_word(self.pt_data))
+            m.d.sync += goto("RESP")
+            with m.If(we):
+                with m.If(eq_const(self.pt_data[0:2], MIGRATING)):
+                    m.d.sync += [rdata.eq(0), err.eq(1)]
+                with m.Else():
+                    m.d.comb += self.pt_w_en.eq(1)
+                    m.d.sync += rdata.eq(pt_data_word(pt_data_pte(wdata)))
+                    with m.If(~self.pt_grant):
+                        m.d.sync += goto("PT_DATA")
+        with m.Elif(at("INIT")):                    # wait until nothing is in flight
+            m.d.comb += [self.init_pending.eq(1),
+                         self.init_start.eq(self.quiet & ~self.init_busy)]
+            with m.If(self.init_start):
+                m.d.sync += goto("INIT_WAIT")
+        with m.Elif(at("INIT_WAIT")):
+            with m.If(self.init_refused):
+                m.d.sync += err.eq(1)
+                m.d.sync += goto("RESP")
+            with m.If(self.init_accepted):
+                m.d.sync += goto("RESP")
+        with m.Elif(at("RESP")):
+            m.d.comb += self.csr_rsp.valid.eq(1)
+            with m.If(self.csr_rsp.ready):
+                m.d.sync += goto("IDLE")
         return m

@@ -44,8 +44,8 @@ class Intake(wiring.Component):
     preq : In(stream.Signature(PREQ_L)).array(N_PROC)
     hold : In(1)
         Accept no header (PT_INIT, FLUSH).
-    limit : In(29)
-        PAGES·G: a request must end at or below it.
+    pages : In
+        PAGES: a request must end at or below PAGES·G.
     rob_free, rob_tail : In, one per port
         Free slots and next base slot of each response buffer.
     rsv_en, rsv_proc, rsv_id, rsv_nb, rsv_wr, rsv_res : Out
@@ -65,7 +65,7 @@ class Intake(wiring.Component):
         self.fields = req_fields(params)
         members = {
             "preq": In(stream.Signature(PREQ_L)).array(n),
-            "hold": In(1), "limit": In(29),
+            "hold": In(1), "pages": In((params.PT_ENTRIES - 1).bit_length() + 1),
             "rob_free": In(params.ROB_BEATS.bit_length()).array(n),
             "rob_tail": In(self.sw).array(n),
             "rsv_en": Out(1), "rsv_proc": Out(2), "rsv_id": Out(8), "rsv_nb": Out(5),
@@ -98,10 +98,10 @@ class Intake(wiring.Component):
         nb = [Signal(5, name=f"nb{i}") for i in range(n)]
         for i in range(n):
             hdr = self.preq[i].payload
-            end = Signal(34, name=f"end{i}")
+            end = Signal(33, name=f"end{i}")
             m.d.comb += [nb[i].eq(hdr.len + 1), end.eq(hdr.addr + Cat(C(0, 5), nb[i]))]
             m.d.comb += rng[i].eq(nonzero(hdr.addr[:5]) | gt_const(nb[i], p.MAX_LEN)
-                                  | lt(self.limit, end))
+                                  | lt(Cat(C(0, p.LOG2G), self.pages), end))
             m.d.comb += res[i].eq(Mux(hdr.wr | rng[i], 1, nb[i]))
             m.d.comb += fits[i].eq(ge(self.rob_free[i], res[i]))
 

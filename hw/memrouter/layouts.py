@@ -11,7 +11,7 @@ from golden.memrouter.formats import CSRREQ, CSRRSP, EVT, MREQ, MRSP, PREQ, PRSP
 from hw.common.layout import struct_layout
 
 __all__ = ["FRAME_W", "PTE_W", "DESC_W", "pte_value", "pte_fields", "pt_data_word",
-           "pt_data_pte", "desc_word", "PREQ_L", "PRSP_L", "MREQ_L", "MRSP_L", "CSRREQ_L",
+           "pt_data_pte", "desc_word", "word_desc", "PREQ_L", "PRSP_L", "MREQ_L", "MRSP_L", "CSRREQ_L",
            "CSRRSP_L", "EVT_L", "slot_add"]
 
 FRAME_W = 24
@@ -52,6 +52,11 @@ def pt_data_pte(word):
 def desc_word(desc):
     """The NFREE_PUSH/FFREE_PUSH encoding ([5:3] port, [31:8] frame) of a descriptor."""
     return Cat(C(0, 3), desc[0:3], C(0, 2), desc[3:3 + FRAME_W])
+
+
+def word_desc(word):
+    """The descriptor of an NFREE_PUSH/FFREE_PUSH word (the inverse of :func:`desc_word`)."""
+    return Cat(word[3:6], word[8:8 + FRAME_W])
 
 
 def slot_add(a, b, n):

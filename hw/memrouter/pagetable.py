@@ -1,63 +1,40 @@
-"""The page table of xlate (spec §2.3, §4.1): PT_ENTRIES stored PTEs and the REF and ND bit
-arrays, each one memory with one write port (the top chooses the writer) and synchronous read
-ports that see a write of the same cycle."""
+"""The page table of xlate (spec §2.3, §4.1): PT_ENTRIES stored PTEs in one memory with one
+write port (the top chooses the writer) and synchronous read ports that see a write of the
+same cycle.
 
-from amaranth import Module
-from amaranth.lib import wiring
+The memory is built in the parent's module (:func:`page_table`), not in a module of its own:
+such a module would hold only a memory, and its reset input would be unused. The REF and ND
+bit arrays of §4.1 are not built yet: nothing reads them before the migration engine (CLOCK
+walk) and the line controller exist, and a memory that is only written is an unused signal
+in the Verilog.
+"""
+
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
 
 from hw.memrouter.layouts import PTE_W
 
-__all__ = ["PageTable"]
+__all__ = ["page_table"]
 
 
-class PageTable(wiring.Component):
-    """Page table, REF and ND.
+def page_table(m, params, write, reads):
+    """Add the page-table memories to module ``m``.
 
     Parameters
     ----------
+    m : Module
     params : golden.memrouter.params.MemrouterParams
+    write : (en, addr, data)
+        The PT write port.
+    reads : sequence of (addr, data)
+        PT read ports: ``data`` (a signal, driven here) holds the entry at the ``addr`` of the
+        previous cycle.
 
-    Members
-    -------
-    w_en, w_addr, w_data : In
-        PT write.
-    a_addr, b_addr : In; a_data, b_data : Out
-        Two PT read ports; data of the address given in cycle t is on ``*_data`` in t + 1.
-    ref_w_en, ref_w_addr, ref_w_data, ref_r_addr, ref_r_data : REF write and read ports.
-    nd_w_en, nd_w_addr, nd_w_data, nd_r_addr, nd_r_data : ND write and read ports.
+    The memory ports are bound to the given values, so the Verilog has no copies of them.
     """
-
-    def __init__(self, params):
-        self.p = params
-        pw = (params.PT_ENTRIES - 1).bit_length()
-        super().__init__({
-            "w_en": In(1), "w_addr": In(pw), "w_data": In(PTE_W),
-            "a_addr": In(pw), "a_data": Out(PTE_W), "b_addr": In(pw), "b_data": Out(PTE_W),
-            "ref_w_en": In(1), "ref_w_addr": In(pw), "ref_w_data": In(1),
-            "ref_r_addr": In(pw), "ref_r_data": Out(1),
-            "nd_w_en": In(1), "nd_w_addr": In(pw), "nd_w_data": In(1),
-            "nd_r_addr": In(pw), "nd_r_data": Out(1),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        n = self.p.PT_ENTRIES
-        m.submodules.pt = pt = Memory(shape=PTE_W, depth=n, init=[])
-        wp = pt.write_port()
-        ra = pt.read_port(transparent_for=[wp])
-        rb = pt.read_port(transparent_for=[wp])
-        m.d.comb += [wp.en.eq(self.w_en), wp.addr.eq(self.w_addr), wp.data.eq(self.w_data),
-                     ra.addr.eq(self.a_addr), self.a_data.eq(ra.data),
-                     rb.addr.eq(self.b_addr), self.b_data.eq(rb.data)]
-        for name in ("ref", "nd"):
-            m.submodules[name] = bits = Memory(shape=1, depth=n, init=[])
-            bw = bits.write_port()
-            br = bits.read_port(transparent_for=[bw])
-            m.d.comb += [bw.en.eq(getattr(self, f"{name}_w_en")),
-                         bw.addr.eq(getattr(self, f"{name}_w_addr")),
-                         bw.data.eq(getattr(self, f"{name}_w_data")),
-                         br.addr.eq(getattr(self, f"{name}_r_addr")),
-                         getattr(self, f"{name}_r_data").eq(br.data)]
-        return m
+    n = params.PT_ENTRIES
+    m.submodules.pt_entries = entries = Memory(shape=PTE_W, depth=n, init=[])
+    wp = entries.write_port()
+    wp.en, wp.addr, wp.data = write
+    for addr, data in reads:
+        rp = entries.read_port(transparent_for=[wp])
+        rp.addr, rp.data = addr, data

@@ -169,60 +169,68 @@ class PtInit(wiring.Component):
             self.nfree_desc.eq(Cat(near_port, near_frame)),
         ]
 
-        with m.FSM(init="START"):
-            with m.State("START"):                 # PT_INIT after reset (MR-F6)
-                m.d.comb += self.busy.eq(1)
-                m.d.sync += [mode.eq(self.mode), slen.eq(self.slot_len), slots.eq(self.slots),
-                             near_frames.eq(self.near_frames),
-                             near_reserve.eq(self.near_reserve),
-                             hbm_frames.eq(self.hbm_frames), mod_frames.eq(self.mod_frames)]
+        states = ("START", "IDLE", "DIV", "CHECK", "WALK")
+        fsm = Signal(range(len(states)), init=states.index("START"))
+
+        def at(name):
+            return eq_const(fsm, states.index(name))
+
+        def goto(name):
+            return fsm.eq(states.index(name))
+
+        with m.If(at("START")):                 # PT_INIT after reset (MR-F6)
+            m.d.comb += self.busy.eq(1)
+            m.d.sync += [mode.eq(self.mode), slen.eq(self.slot_len), slots.eq(self.slots),
+                         near_frames.eq(self.near_frames),
+                         near_reserve.eq(self.near_reserve),
+                         hbm_frames.eq(self.hbm_frames), mod_frames.eq(self.mod_frames)]
+            m.d.sync += [rem.eq(0), quo.eq(0), div_bit.eq(nfw), dv.eq(self.near_frames)]
+            m.d.sync += goto("DIV")
+        with m.Elif(at("IDLE")):
+            with m.If(self.start):
                 m.d.sync += [rem.eq(0), quo.eq(0), div_bit.eq(nfw), dv.eq(self.near_frames)]
-                m.next = "DIV"
-            with m.State("IDLE"):
-                with m.If(self.start):
-                    m.d.sync += [rem.eq(0), quo.eq(0), div_bit.eq(nfw), dv.eq(self.near_frames)]
-                    m.next = "DIV"
-            with m.State("DIV"):
-                m.d.comb += self.busy.eq(1)
-                m.d.sync += [rem.eq(nrem), quo.eq(Cat(qbit, quo[:-1])), div_bit.eq(div_bit - 1),
-                             dv.eq(Cat(C(0, 1), dv[:-1]))]
-                with m.If(eq_const(div_bit, 1)):
-                    m.next = "CHECK"
-            with m.State("CHECK"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(bad):
-                    m.d.comb += self.refused.eq(1)
-                    m.next = "IDLE"
-                with m.Else():
-                    m.d.comb += self.accepted.eq(1)
-                    m.d.sync += [self.pages.eq(pages[:self.pw + 1]), self.carve.eq(carve),
-                                 pg.eq(0), nf.eq(0), s_idx.eq(0), hbase.eq(0), mbase.eq(0),
-                                 rank_h.eq(0), fm.eq(0), fq.eq(0)]
+                m.d.sync += goto("DIV")
+        with m.Elif(at("DIV")):
+            m.d.comb += self.busy.eq(1)
+            m.d.sync += [rem.eq(nrem), quo.eq(Cat(qbit, quo[:-1])), div_bit.eq(div_bit - 1),
+                         dv.eq(Cat(C(0, 1), dv[:-1]))]
+            with m.If(eq_const(div_bit, 1)):
+                m.d.sync += goto("CHECK")
+        with m.Elif(at("CHECK")):
+            m.d.comb += self.busy.eq(1)
+            with m.If(bad):
+                m.d.comb += self.refused.eq(1)
+                m.d.sync += goto("IDLE")
+            with m.Else():
+                m.d.comb += self.accepted.eq(1)
+                m.d.sync += [self.pages.eq(pages[:self.pw + 1]), self.carve.eq(carve),
+                             pg.eq(0), nf.eq(0), s_idx.eq(0), hbase.eq(0), mbase.eq(0),
+                             rank_h.eq(0), fm.eq(0), fq.eq(0)]
+                m.d.sync += [r.eq(0) for r in rank_m]
+                m.d.sync += goto("WALK")
+        with m.Elif(at("WALK")):
+            m.d.comb += [self.busy.eq(1), walking.eq(1), self.pt_w_en.eq(1),
+                         self.nfree_push.eq(near_left & ~near_to_pt)]
+            m.d.sync += pg.eq(pg + 1)
+            with m.If(eq_const(pg, p.PT_ENTRIES - 1)):
+                m.d.sync += goto("IDLE")
+            with m.If(near_left):               # advance near_desc
+                m.d.sync += nf.eq(nf + 1)
+                with m.If(eq(s_idx + 1, slen)):
+                    m.d.sync += [s_idx.eq(0), rank_h.eq(0), hbase.eq(hbase + ron),
+                                 mbase.eq(mbase + cnt[0])]
                     m.d.sync += [r.eq(0) for r in rank_m]
-                    m.next = "WALK"
-            with m.State("WALK"):
-                m.d.comb += [self.busy.eq(1), walking.eq(1), self.pt_w_en.eq(1),
-                             self.nfree_push.eq(near_left & ~near_to_pt)]
-                m.d.sync += pg.eq(pg + 1)
-                with m.If(eq_const(pg, p.PT_ENTRIES - 1)):
-                    m.next = "IDLE"
-                with m.If(near_left):               # advance near_desc
-                    m.d.sync += nf.eq(nf + 1)
-                    with m.If(eq(s_idx + 1, slen)):
-                        m.d.sync += [s_idx.eq(0), rank_h.eq(0), hbase.eq(hbase + ron),
-                                     mbase.eq(mbase + cnt[0])]
-                        m.d.sync += [r.eq(0) for r in rank_m]
+                with m.Else():
+                    m.d.sync += s_idx.eq(s_idx + 1)
+                    with m.If(cur[0]):
+                        for k in range(n_off):
+                            with m.If(eq_const(cur_mod, k)):
+                                m.d.sync += rank_m[k].eq(rank_m[k] + 1)
                     with m.Else():
-                        m.d.sync += s_idx.eq(s_idx + 1)
-                        with m.If(cur[0]):
-                            for k in range(n_off):
-                                with m.If(eq_const(cur_mod, k)):
-                                    m.d.sync += rank_m[k].eq(rank_m[k] + 1)
-                        with m.Else():
-                            m.d.sync += rank_h.eq(rank_h + 1)
-                with m.If(far_to_pt):                # advance far_desc
-                    with m.If(eq_const(fm, n_off - 1)):
-                        m.d.sync += [fm.eq(0), fq.eq(fq + 1)]
-                    with m.Else():
-                        m.d.sync += fm.eq(fm + 1)
+                        m.d.sync += rank_h.eq(rank_h + 1)
+            with m.If(far_to_pt):                # advance far_desc
+                with m.If(eq_const(fm, n_off - 1)):
+                    m.d.sync += [fm.eq(0), fq.eq(fq + 1)]
+                with m.Else():
+                    m.d.sync += fm.eq(fm + 1)
         return m

@@ -9,6 +9,7 @@ from golden.memrouter.formats import FAR, MIG, MREQ, NEAR
 from hw.common.layout import struct_layout
 from hw.common.lintops import eq_const, lt_const
 from hw.common.params import check_int
+from hw.common.memfifo import MemFifo
 from hw.common.regfifo import RegFifo
 from hw.memrouter.qos import TOK_W, QosArbiter
 
@@ -56,9 +57,11 @@ class QosPort(wiring.Component):
     max_len : int
         MAX_LEN (MR-C6), 1..16.
     depth : int or None
-        Beats per class queue, ``max_len``..64 (a whole write must fit, or it could never
+        Beats per class queue, ``max_len``..256 (a whole write must fit, or it could never
         become a head). Default ``2·max_len``: a second write can arrive while one is sent.
-        The queues are registers (:class:`~hw.common.regfifo.RegFifo`).
+        Queues of up to 16 beats are registers (:class:`~hw.common.regfifo.RegFifo`), deeper
+        ones a memory (:class:`~hw.common.memfifo.MemFifo`). The router uses deep queues: the
+        arbiter can only keep its shares while both classes have requests waiting (MR-P4).
 
     Members
     -------
@@ -88,7 +91,7 @@ class QosPort(wiring.Component):
         self.qden = check_int(self, "qden", qden, 1, 255)
         self.max_len = check_int(self, "max_len", max_len, 1, 16)
         self.depth = check_int(self, "depth", 2 * max_len if depth is None else depth,
-                               max_len, 64)
+                               max_len, 256)
         layout = mreq_layout()
         nbw = max_len.bit_length()
         super().__init__({
@@ -101,6 +104,12 @@ class QosPort(wiring.Component):
             "tok_n": Out(signed(TOK_W)), "tok_f": Out(signed(TOK_W)),
             "beat_xfer": Out(1), "beat_cls": Out(2), "beat_wr": Out(1),
         })
+
+    def _fifo(self, width):
+        """Registers for shallow queues, a memory for deep ones (MemFifo, same interface)."""
+        if self.depth <= 16:
+            return RegFifo(width, self.depth)
+        return MemFifo(width, self.depth)
 
     def elaborate(self, platform):
         m = Module()
@@ -118,8 +127,8 @@ class QosPort(wiring.Component):
         heads = {}
         for cls, name in CLASSES:
             inp = getattr(self, name)
-            beats = RegFifo(layout.size, self.depth)
-            reqs = RegFifo(4, self.depth)        # len of each complete, unselected request
+            beats = self._fifo(layout.size)
+            reqs = self._fifo(4)                 # len of each complete, unselected request
             m.submodules[f"{name}_beats"] = beats
             m.submodules[f"{name}_reqs"] = reqs
             accept = Signal(name=f"{name}_accept")

@@ -3,10 +3,11 @@ in-order response buffer.
 
 A request reserves ``res`` beat slots at acceptance (nb for a read, 1 for a write or a read
 rejected by the range check), in acceptance order. Parts complete in any order through the
-completion bus: a read beat writes its slot's data and sets its ``a`` flag; a write part sets
-``a`` and/or ``b`` (a write split over two pages completes when both are set); a rejection sets
-both with the error code. The sender walks the slots in order and presents a beat as soon as
-its slot is complete, so ``prsp.valid`` comes from registered flags only (MR-I7).
+completion bus: a read beat writes its slot's data and sets its ``a`` and ``b`` flags; a write
+part sets ``a`` and/or ``b`` (a write split over two pages completes when both are set); a
+rejection sets both, with the error code, in every slot the request reserved. The sender walks
+the slots in order and presents a beat as soon as its slot is complete, so ``prsp.valid``
+depends on stored state only, never on ``prsp.ready`` (MR-I7).
 """
 
 from amaranth import Cat, Module, Mux, Signal
@@ -14,7 +15,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import bit_at, eq, eq_const, nonzero
+from hw.common.lintops import eq, eq_const, lt, nonzero
 from hw.memrouter.layouts import PRSP_L
 
 __all__ = ["RespRob", "comp_signature"]
@@ -88,9 +89,19 @@ class RespRob(wiring.Component):
         m.submodules.beats = beats = Memory(shape=256 + 2, depth=n, init=[])
         bw = beats.write_port()
         br = beats.read_port(domain="comb")
-        flag_a = Signal(n)
-        flag_b = Signal(n)
-        err = [Signal(2, name=f"err{k}") for k in range(n)]
+        # completion flags a and b per slot, each (phase, err) in a memory: a slot is complete
+        # when its stored phase equals the parity of the lap the sender is in at that slot, so
+        # passing a slot needs no clearing write (every reserved slot has both flags written
+        # once per lap: read beats write a and b, write parts a or b, rejections every slot)
+        flags = {}
+        for name in ("a", "b"):
+            mem = Memory(shape=3, depth=n, init=[])
+            m.submodules[f"flag_{name}"] = mem
+            flags[name] = (mem.write_port(), mem.read_port(domain="comb"),
+                           mem.read_port(domain="comb") if name == "a" else None)
+        # parity of the sender's lap at ``base``; it starts at 1 so that the memories' initial
+        # phase 0 reads as "not complete"
+        lap = Signal(init=1)
 
         tail = Signal(sw)
         base = Signal(sw)
@@ -110,6 +121,12 @@ class RespRob(wiring.Component):
         m.d.comb += mine.eq(self.c_en & eq_const(self.c_proc, self.index))
         m.d.comb += [bw.addr.eq(self.c_slot), bw.en.eq(mine & self.c_beat),
                      bw.data.eq(Cat(self.c_data, self.c_err))]
+        c_phase = Signal()
+        m.d.comb += c_phase.eq(lap ^ lt(self.c_slot, base))
+        for name, setter in (("a", self.c_set_a), ("b", self.c_set_b)):
+            wp = flags[name][0]
+            m.d.comb += [wp.addr.eq(self.c_slot), wp.en.eq(mine & setter),
+                         wp.data.eq(Cat(c_phase, Mux(self.c_beat, 0, self.c_err)))]
 
         # the sender
         m.d.comb += mr.addr.eq(base)
@@ -123,12 +140,11 @@ class RespRob(wiring.Component):
         base_b = Signal()
         base_err = Signal(2)
         cur_a = Signal()
-        m.d.comb += [base_a.eq(bit_at(flag_a, base)), base_b.eq(bit_at(flag_b, base)),
-                     cur_a.eq(bit_at(flag_a, cur))]
-        with m.Switch(base):
-            for s in range(n):
-                with m.Case(s):
-                    m.d.comb += base_err.eq(err[s])
+        a_base, a_cur, b_base = flags["a"][1], flags["a"][2], flags["b"][1]
+        m.d.comb += [a_base.addr.eq(base), b_base.addr.eq(base), a_cur.addr.eq(cur),
+                     base_a.eq(~(a_base.data[0] ^ lap)), base_b.eq(~(b_base.data[0] ^ lap)),
+                     cur_a.eq(~(a_cur.data[0] ^ lap ^ lt(cur, base))),
+                     base_err.eq(a_base.data[1:3] | b_base.data[1:3])]
         rej = Signal(2)                     # reject code latched at beat 0 of a read
         rejected = Signal()
         m.d.comb += rejected.eq(eq_const(base_err, E_RANGE) | eq_const(base_err, E_UNMAPPED))
@@ -153,32 +169,15 @@ class RespRob(wiring.Component):
                                                                                   E_POISON))]
         done = Signal()
         m.d.comb += done.eq(xfer & last)
+        next_base = Signal(sw)
+        m.d.comb += next_base.eq(wrap(base + r_res))
         with m.If(xfer):
             with m.If(~nonzero(k) & ~r_wr):
                 m.d.sync += rej.eq(Mux(rejected, base_err, 0))
             m.d.sync += k.eq(k + 1)
             with m.If(done):
-                m.d.sync += [k.eq(0), base.eq(wrap(base + r_res)), rej.eq(0)]
-
-        # flags: set by completions, cleared as the sender passes the slot (base at the end).
-        # The later beats of a rejected read are not read from slots: a read rejected by the
-        # range check reserved only its base slot, and the slots after it are other requests'.
-        clr_cur = Signal()
-        m.d.comb += clr_cur.eq(xfer & ~(nonzero(k) & nonzero(rej)))
-        for s in range(n):
-            set_here = Signal(name=f"set{s}")
-            m.d.comb += set_here.eq(mine & eq_const(self.c_slot, s))
-            clr_here = Signal(name=f"clr{s}")
-            m.d.comb += clr_here.eq((clr_cur & eq_const(cur, s)) | (done & eq_const(base, s)))
-            with m.If(clr_here):
-                m.d.sync += [flag_a[s].eq(0), flag_b[s].eq(0), err[s].eq(0)]
-            with m.If(set_here):
-                with m.If(self.c_set_a):
-                    m.d.sync += flag_a[s].eq(1)
-                with m.If(self.c_set_b):
-                    m.d.sync += flag_b[s].eq(1)
-                with m.If(~self.c_beat):
-                    m.d.sync += err[s].eq(err[s] | self.c_err)
+                m.d.sync += [k.eq(0), base.eq(next_base), rej.eq(0),
+                             lap.eq(lap ^ lt(next_base, base))]
 
         # occupancy: slots and requests
         released = Signal(5)

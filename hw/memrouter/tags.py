@@ -56,7 +56,7 @@ class PortTags(wiring.Component):
         sw = (params.ROB_BEATS - 1).bit_length()
         comp = {f"c_{k}": Out(w) for k, w in comp_signature(params).items()}
         super().__init__({
-            "take_en": In(1), "take_port": In(3), "take_kind": In(2), "take_proc": In(2),
+            "take_en": In(1), "take_port": In(3), "take_kind": In(1), "take_proc": In(2),
             "take_slot": In(sw), "take_ab": In(2),
             "avail": Out(self.ports), "next_tag": Out(self.tw).array(self.ports),
             "mrsp": In(stream.Signature(MRSP_L)).array(self.ports),
@@ -80,7 +80,7 @@ class PortTags(wiring.Component):
         counts = []
         for j in range(self.ports):
             used = Signal(nt, name=f"used{j}")
-            kind = [Signal(2, name=f"kind{j}_{t}") for t in range(nt)]
+            kind = [Signal(1, name=f"kind{j}_{t}") for t in range(nt)]
             proc = [Signal(2, name=f"proc{j}_{t}") for t in range(nt)]
             slot = [Signal(sw, name=f"slot{j}_{t}") for t in range(nt)]
             ab = [Signal(2, name=f"ab{j}_{t}") for t in range(nt)]
@@ -128,7 +128,7 @@ class PortTags(wiring.Component):
             self.c_en.eq(arb.valid), self.c_proc.eq(select(info_proc, g)),
             self.c_slot.eq(Mux(rd, slot_add(slot, k, p.ROB_BEATS),
                                slot)),
-            self.c_set_a.eq(rd | ab[0]), self.c_set_b.eq(~rd & ab[1]),
+            self.c_set_a.eq(rd | ab[0]), self.c_set_b.eq(rd | ab[1]),
             self.c_beat.eq(rd), self.c_data.eq(beat.data),
             self.c_err.eq(Mux(rd & beat.poison, E_POISON, 0)),
         ]

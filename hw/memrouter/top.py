@@ -8,7 +8,7 @@ yet: a FAR part is sent directly as class FAR whatever FAR_ALLOC says, MIG_CMD w
 refused, LINE_STATUS reads 0 and no event is produced.
 """
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -20,8 +20,8 @@ from hw.common.memfifo import MemFifo
 from hw.memrouter.csr import PORT_BEATS, CsrBlock
 from hw.memrouter.intake import Intake, req_fields
 from hw.memrouter.layouts import (CSRREQ_L, CSRRSP_L, DESC_W, EVT_L, MREQ_L, MRSP_L, PREQ_L,
-                                  PRSP_L)
-from hw.memrouter.pagetable import PageTable
+                                  PRSP_L, pt_data_pte, word_desc)
+from hw.memrouter.pagetable import page_table
 from hw.memrouter.ptinit import PtInit
 from hw.memrouter.qos_port import QosPort
 from hw.memrouter.rob import RespRob, comp_signature
@@ -49,7 +49,12 @@ class Memrouter(wiring.Component):
         Reset values of the CSRs (MR-C11); default :func:`default_reset_cfg`. It must be a
         legal configuration: PT_INIT runs with it after reset.
     ntags : int
-        Requests in flight per memory port.
+        Requests in flight per memory port (queued in its class queues, in the port, or
+        answering).
+    qdepth : int
+        Beats per class queue. Queues deep enough to hold a backlog of both classes let the
+        QoS arbiter keep its shares (MR-P4); with shallow queues the port's own request queue
+        holds everything and requests are served in arrival order.
 
     Members
     -------
@@ -63,10 +68,11 @@ class Memrouter(wiring.Component):
         Events (MR-I6): never back-pressured, so no ``ready``.
     """
 
-    def __init__(self, params=None, reset_cfg=None, ntags=16):
+    def __init__(self, params=None, reset_cfg=None, ntags=64, qdepth=64):
         self.p = params or MemrouterParams()
         self.reset_cfg = reset_cfg or default_reset_cfg(self.p)
         self.ntags = ntags
+        self.qdepth = qdepth
         self.ports = self.p.N_OFF + 1
         super().__init__({
             "preq": In(stream.Signature(PREQ_L)).array(self.p.N_PROC),
@@ -85,11 +91,10 @@ class Memrouter(wiring.Component):
 
         m.submodules.csr = csr = CsrBlock(p, self.reset_cfg)
         m.submodules.ptinit = ptinit = PtInit(p)
-        m.submodules.pt = pt = PageTable(p)
         m.submodules.nfree = nfree = MemFifo(DESC_W, p.PT_ENTRIES)
         m.submodules.ffree = ffree = MemFifo(DESC_W, p.PT_ENTRIES)
         m.submodules.intake = intake = Intake(p)
-        m.submodules.route = route = Route(p)
+        m.submodules.route = route = Route(p, tag_w=(self.ntags - 1).bit_length())
         m.submodules.tags = tags = PortTags(p, self.ntags)
         robs = []
         for i in range(nproc):
@@ -98,16 +103,16 @@ class Memrouter(wiring.Component):
             robs.append(rob)
         qports = []
         for j in range(nports):
-            qp = QosPort(qden=p.QDEN, max_len=p.MAX_LEN)
+            qp = QosPort(qden=p.QDEN, max_len=p.MAX_LEN, depth=self.qdepth)
             m.submodules[f"qos{j}"] = qp
             qports.append(qp)
 
-        self.units = dict(csr=csr, ptinit=ptinit, pt=pt, intake=intake, route=route, tags=tags,
+        self.units = dict(csr=csr, ptinit=ptinit, intake=intake, route=route, tags=tags,
                           robs=robs, qports=qports)         # for simulation probes
         wiring.connect(m, wiring.flipped(self.csr_req), csr.csr_req)
         wiring.connect(m, csr.csr_rsp, wiring.flipped(self.csr_rsp))
         ctrl = csr.ctrl
-        mode, mig_stall, uth_en = ctrl[0], ctrl[1], ctrl[8]
+        mode, uth_en = ctrl[0], ctrl[8]           # (ctrl[1], MIG_STALL: the engine's)
 
         # PT_INIT: waits for the router to be quiet, holds the intake while it runs
         quiet = Signal()
@@ -123,28 +128,22 @@ class Memrouter(wiring.Component):
             csr.pages.eq(ptinit.pages), csr.hand.eq(0),
         ]
 
-        # page table writers: PT_INIT, then the CSR block; REF and ND cleared by PT_INIT
-        m.d.comb += [
-            pt.w_en.eq(ptinit.pt_w_en | csr.pt_w_en),
-            pt.w_addr.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_addr, csr.pt_addr)),
-            pt.w_data.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_data, csr.pt_w_data)),
-            csr.pt_grant.eq(~ptinit.pt_w_en),
-            pt.a_addr.eq(route.pt_addr), route.pt_data.eq(pt.a_data),
-            pt.b_addr.eq(csr.pt_addr), csr.pt_data.eq(pt.b_data),
-            pt.ref_w_en.eq(ptinit.pt_w_en | route.ref_en),
-            pt.ref_w_addr.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_addr, route.ref_addr)),
-            pt.ref_w_data.eq(~ptinit.pt_w_en),
-            pt.nd_w_en.eq(ptinit.pt_w_en | route.nd_en),
-            pt.nd_w_addr.eq(Mux(ptinit.pt_w_en, ptinit.pt_w_addr, route.nd_addr)),
-            pt.nd_w_data.eq(~ptinit.pt_w_en),
-        ]
+        # page table writers: PT_INIT, then the CSR block
+        # (read port a: the routing stage, b: the CSR block)
+        m.d.comb += csr.pt_grant.eq(~ptinit.pt_w_en)
+        page_table(
+            m, p,
+            write=(ptinit.pt_w_en | csr.pt_w_en,
+                   Mux(ptinit.pt_w_en, ptinit.pt_w_addr, csr.pt_addr),
+                   Mux(ptinit.pt_w_en, ptinit.pt_w_data, pt_data_pte(csr.wdata))),
+            reads=((route.pt_addr, route.pt_data), (csr.pt_addr, csr.pt_data)))
 
         # free lists (popped by the migration engine, not built yet)
         m.d.comb += [
             nfree.clear.eq(ptinit.accepted), ffree.clear.eq(ptinit.accepted),
             nfree.w_en.eq(ptinit.nfree_push | csr.nfree_push),
-            nfree.w_data.eq(Mux(ptinit.nfree_push, ptinit.nfree_desc, csr.push_desc)),
-            ffree.w_en.eq(csr.ffree_push), ffree.w_data.eq(csr.push_desc),
+            nfree.w_data.eq(Mux(ptinit.nfree_push, ptinit.nfree_desc, word_desc(csr.wdata))),
+            ffree.w_en.eq(csr.ffree_push), ffree.w_data.eq(word_desc(csr.wdata)),
             csr.nfree_cnt.eq(nfree.level), csr.ffree_cnt.eq(ffree.level),
         ]
 
@@ -157,7 +156,7 @@ class Memrouter(wiring.Component):
                          robs[i].rsv_id.eq(intake.rsv_id), robs[i].rsv_nb.eq(intake.rsv_nb),
                          robs[i].rsv_wr.eq(intake.rsv_wr), robs[i].rsv_res.eq(intake.rsv_res)]
         m.d.comb += [intake.hold.eq(ptinit.busy | csr.init_pending),
-                     intake.limit.eq(ptinit.pages << p.LOG2G)]
+                     intake.pages.eq(ptinit.pages)]
 
         # routing stage
         for name, _ in req_fields(p):
@@ -166,7 +165,7 @@ class Memrouter(wiring.Component):
             route.req_valid.eq(intake.req_valid), intake.req_pop.eq(route.req_pop),
             route.wd_valid.eq(intake.wd_valid), route.wd_data.eq(intake.wd_data),
             route.wd_be.eq(intake.wd_be), intake.wd_pop.eq(route.wd_pop),
-            route.mode.eq(mode), route.mig_stall.eq(mig_stall),
+            route.mode.eq(mode),
             route.tag_ok.eq(tags.avail),
             tags.take_en.eq(route.take_en), tags.take_port.eq(route.iss_port),
             tags.take_kind.eq(route.take_kind), tags.take_proc.eq(route.take_proc),
@@ -184,7 +183,8 @@ class Memrouter(wiring.Component):
                 m.d.comb += [inp.valid.eq(route.iss_valid & mine), ready[2 * j + cls].eq(
                     inp.ready & mine)]
                 pl = inp.payload
-                m.d.comb += [pl.tag.eq(route.iss_tag), pl.addr.eq(route.iss_addr),
+                m.d.comb += [pl.tag.eq(route.iss_tag),
+                             pl.addr.eq(Cat(C(0, 5), route.iss_sect, route.iss_frame)),
                              pl.len.eq(route.iss_len), pl.wr.eq(route.iss_wr),
                              pl.cls.eq(route.iss_cls), pl.data.eq(route.iss_data),
                              pl.be.eq(route.iss_be), pl.last.eq(route.iss_last)]
@@ -205,7 +205,7 @@ class Memrouter(wiring.Component):
                 m.d.comb += hit.eq(qp.beat_xfer & eq_const(qp.beat_cls, cls)
                                    & (qp.beat_wr if wr else ~qp.beat_wr))
                 m.d.comb += getattr(csr, f"beat_{j}_{name.lower()}").eq(
-                    Mux(hit, 1 if wr else hdr.len + 1, 0))
+                    hit if wr else Mux(hit, hdr.len + 1, 0))
         m.d.comb += route.iss_ready.eq(ready.any())
 
         # completion bus: responses first, then the routing stage's rejections

@@ -17,22 +17,20 @@ direct path), ``csr_map``.
 import collections
 
 import cocotb
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import RisingEdge
 
 from golden.memrouter.csr import Csr, OFFSETS
-from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, FULL_BE, MREQ, MRSP, PREQ,
-                                      PRSP, UNMAPPED_PTE)
+from golden.memrouter.formats import CSRREQ, CSRRSP, E_POISON, FULL_BE, PREQ, PRSP, UNMAPPED_PTE
 from golden.memrouter.ifmap import pt_init
 from golden.memrouter.params import CFG_NAMES, reference
 from golden.memrouter.router import COUNTERS, Router
-from golden.common.stream import decode_word, encode_item
-from golden.memrouter.portmodel import PortModel
 from tb.common import env
 from tb.common.clock import reset, start_clock
-from tb.common.stream import StreamDriver, StreamMonitor, read_int, sim_cycle
+from tb.common.stream import StreamDriver, StreamMonitor, sim_cycle
+from tb.memrouter.portsim import PyPorts
+from hw.memrouter.csr import CFG_REGS, PORT_REGS
 
 PORT_BEATS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))      # (wr, cls): RD_N .. WR_M
-HBM, OFF = (4, 8, 32), (1, 8, 96)                                  # BW_NUM, BW_DEN, LAT (MR-C29/C30)
 
 
 def config():
@@ -43,62 +41,6 @@ def config():
     p, cfg = reference(name, dict(N_PROC=prm.get("N_PROC", 1),
                                   ROB_BEATS=prm.get("ROB_BEATS", 256)), FAR_ALLOC=0)
     return p, cfg
-
-
-class PyPorts:
-    """The memory ports as golden cycle-exact port models (§4.11; the RTL PortModel is checked
-    against the same model, MR-V12): each cycle, right after the edge, ``mreq.ready`` and the
-    presented ``mrsp`` beat are driven from the models' state; in ReadOnly the transfers are
-    sampled and every model is stepped."""
-
-    def __init__(self, dut, p, cfg, sink):
-        self.dut, self.sink = dut, sink
-        frames = [cfg.HBM_FRAMES] + [cfg.MOD_FRAMES] * p.N_OFF
-        self.models = [PortModel(j, *(HBM if j == 0 else OFF), frames[j], p.LOG2G)
-                       for j in range(p.N_OFF + 1)]
-        self.sig = [(getattr(dut, f"mreq__{j}__valid"), getattr(dut, f"mreq__{j}__ready"),
-                     getattr(dut, f"mreq__{j}__payload"), getattr(dut, f"mrsp__{j}__valid"),
-                     getattr(dut, f"mrsp__{j}__ready"), getattr(dut, f"mrsp__{j}__payload"))
-                    for j in range(p.N_OFF + 1)]
-        self._writing = [0] * len(self.models)
-        for s in self.sig:
-            s[1].value = 0
-            s[3].value = 0
-        cocotb.start_soon(self._run())
-
-    @staticmethod
-    def _peek(model):
-        ready = model._writing is not None or len(model.q) < model.pq_depth
-        rsp = model.out[0][1] if model.out and model.out[0][0] <= model.t else None
-        return ready, rsp
-
-    async def _run(self):
-        clk = self.dut.clk
-        while True:
-            await RisingEdge(clk)
-            views = []
-            for model, (_, q_rdy, _, r_val, _, r_pl) in zip(self.models, self.sig):
-                ready, rsp = self._peek(model)
-                q_rdy.value = int(ready)
-                r_val.value = int(rsp is not None)
-                if rsp is not None:
-                    r_pl.value = encode_item(rsp, MRSP.width, MRSP)
-                views.append(ready)
-            await ReadOnly()
-            for j, (model, (q_val, _, q_pl, _, r_rdy, _)) in enumerate(zip(self.models, self.sig)):
-                offer = None
-                if read_int(q_val) == 1 and views[j]:
-                    offer = decode_word(read_int(q_pl), MREQ)
-                    self._observe(j, offer)
-                model.cycle(offer, read_int(r_rdy) == 1)
-
-    def _observe(self, j, beat):
-        if beat["wr"] and self._writing[j]:
-            self._writing[j] -= 1
-            return
-        self.sink(j, beat)
-        if beat["wr"]:
-            self._writing[j] = beat["len"]
 
 
 class Bench:
@@ -121,6 +63,7 @@ class Bench:
         self.mreqs = collections.Counter()
         self.ports = PyPorts(dut, self.p, self.cfg, self._mreq)
         self.reqs = [[] for _ in range(self.p.N_PROC)]     # (nb, wr) per request, per port
+        self.stopped = set()
 
     def _mreq(self, j, beat):
         self.mreqs[(j, beat["cls"], beat["addr"], beat["len"] + 1, beat["wr"])] += 1
@@ -159,6 +102,22 @@ class Bench:
             await self.cycles(8)
         raise AssertionError("router never idle")
 
+    async def reconfigure(self, cfg):
+        """Program ``cfg`` (a golden Config) through the CSRs and run PT_INIT, on the RTL and on
+        the golden router alike; the build's hardware parameters stay."""
+        await self.csr_both("CTRL", True, cfg.ctrl)
+        for s, v in enumerate(cfg.SLOTS):
+            await self.csr_both(0x080 + 4 * s, True, v)
+        await self.csr_both("SLOT_LEN", True, len(cfg.SLOTS))
+        for name in CFG_REGS:
+            await self.csr_both(name, True, getattr(cfg, name))
+        for j in range(self.nports):
+            for k, name in enumerate(PORT_REGS):
+                await self.csr_both(0x100 + 0x20 * j + 4 * k, True, getattr(cfg.QOS[j], name))
+        assert (await self.csr_both("CMD", True, 1))[1] == 0, "PT_INIT refused"
+        await self.wait_idle()
+        self.cfg = self.golden.cfg
+
     def send(self, proc, addr, nb, wr, rid, data=None, be=None):
         """Queue one request on preq[proc]."""
         if wr:
@@ -188,9 +147,24 @@ class Bench:
         assert len(set(cycles)) == len(cycles), "two headers accepted in one cycle (MR-F1)"
         return out
 
+    def stop_drivers(self):
+        """Stop offering requests (what is queued and not yet accepted is dropped)."""
+        for k, drv in enumerate(self.drivers):
+            drv.stop()
+            self.stopped.add(k)
+
+    def cycles_since(self, t0):
+        return sim_cycle() - t0
+
     async def drain(self, timeout=400_000):
-        """Wait until every queued request is answered."""
-        want = [sum(nb if not wr else 1 for nb, wr in reqs) for reqs in self.reqs]
+        """Wait until every accepted request is answered (drivers stopped early leave the rest
+        of their queue unsent)."""
+        for k, drv in enumerate(self.drivers):
+            if k not in self.stopped:
+                await drv.idle(timeout_cycles=timeout)
+        want = [0] * self.p.N_PROC
+        for _, proc, hdr, _ in self.accepted():
+            want[proc] += 1 if hdr["wr"] else hdr["len"] + 1
         for i in range(self.p.N_PROC):
             await self.rsp[i].wait_for(want[i], timeout_cycles=timeout)
         await self.cycles(50)

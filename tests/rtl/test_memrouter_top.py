@@ -3,33 +3,10 @@ in the testbench) against the golden router (tb/memrouter/router_tb.py)."""
 
 import pytest
 
-from golden.memrouter.params import CFG_NAMES, reference
-from hw.memrouter.top import Memrouter
 from sim.cocotb_run import run_testbench
-from sim.registry import Block, Param
+from tb.memrouter.builds import BLOCK, BUILDS
 
 TB = "tb.memrouter.router_tb"
-
-
-def router_top(CFG=1, N_PROC=1, ROB_BEATS=256):
-    """Memrouter with the reset configuration CFG_NAMES[CFG] (FAR_ALLOC = 0)."""
-    p, cfg = reference(CFG_NAMES[CFG], dict(N_PROC=N_PROC, ROB_BEATS=ROB_BEATS), FAR_ALLOC=0)
-    return Memrouter(p, cfg)
-
-
-BLOCK = Block(
-    name="memrouter_top", kind="test",
-    summary="memory router (test builds)",
-    spec="memrouter.md", top=router_top,
-    params=(Param("CFG", 1, "0..4", "reference configuration: A, B, C, D, G64"),
-            Param("N_PROC", 1, "1..4", "processor ports"),
-            Param("ROB_BEATS", 256, "16..4096", "response buffer beats")),
-)
-
-BUILDS = {
-    "B": dict(),
-    "A2": dict(CFG=0, N_PROC=2, ROB_BEATS=32),
-}
 
 
 def run(build, seed, testcase, **env):

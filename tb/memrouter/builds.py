@@ -1,0 +1,34 @@
+"""The memory-router test builds shared by the RTL tests and benchmarks (one Verilator build
+serves the random test and the benchmarks of its hardware parameters; a configuration of the
+same hardware, e.g. CFG-D on an N_OFF = 2 build, is reached through the CSRs and PT_INIT)."""
+
+from golden.memrouter.params import CFG_NAMES, reference
+from hw.memrouter.top import Memrouter
+from sim.registry import Block, Param
+
+__all__ = ["BLOCK", "BUILDS", "router_top"]
+
+
+def router_top(CFG=1, N_PROC=1, ROB_BEATS=256):
+    """Memrouter with the reset configuration CFG_NAMES[CFG] (FAR_ALLOC = 0)."""
+    p, cfg = reference(CFG_NAMES[CFG], dict(N_PROC=N_PROC, ROB_BEATS=ROB_BEATS), FAR_ALLOC=0)
+    return Memrouter(p, cfg)
+
+
+BLOCK = Block(
+    name="memrouter_top", kind="test",
+    summary="memory router (test builds)",
+    spec="memrouter.md", top=router_top,
+    params=(Param("CFG", 1, "0..4", "reset configuration: CFG-A, B, C, D, G64"),
+            Param("N_PROC", 1, "1..4", "processor ports"),
+            Param("ROB_BEATS", 256, "16..4096", "response buffer beats")),
+)
+
+# B: the default hardware (MR-P1); A2: N_OFF = 2, two processor ports (MR-P2 on CFG-A and,
+# reprogrammed, CFG-D); C2: CFG-C with two processor ports and the 1024-beat response buffers
+# the QoS benchmark needs (docs/memrouter.md, golden finding on ROB_BEATS).
+BUILDS = {
+    "B": dict(),
+    "A2": dict(CFG=0, N_PROC=2),
+    "C2": dict(CFG=2, N_PROC=2, ROB_BEATS=1024),
+}
