@@ -14,6 +14,7 @@ from golden.memrouter.csr import OFFSETS
 from golden.memrouter.formats import ID_VALUE
 from golden.memrouter.router import COUNTERS
 from hw.common.lintops import eq_const, lt_const
+from hw.common.statereg import StateReg
 from hw.memrouter.layouts import CSRREQ_L, CSRRSP_L, PTE_W, pt_data_pte, pt_data_word
 
 __all__ = ["CsrBlock", "CFG_REGS", "PORT_REGS", "PORT_BEATS", "inc_width"]
@@ -170,14 +171,8 @@ class CsrBlock(wiring.Component):
         err = Signal()
         m.d.comb += [rsp.rdata.eq(rdata), rsp.err.eq(err)]
 
-        states = ("IDLE", "EXEC", "PT_READ", "PT_DATA", "INIT", "INIT_WAIT", "RESP")
-        fsm = Signal(range(len(states)), init=states.index("IDLE"))
-
-        def at(name):
-            return eq_const(fsm, states.index(name))
-
-        def goto(name):
-            return fsm.eq(states.index(name))
+        fsm = StateReg(("IDLE", "EXEC", "PT_READ", "PT_DATA", "INIT", "INIT_WAIT", "RESP"), "IDLE")
+        at, goto = fsm.at, fsm.goto
 
         with m.If(at("IDLE")):
             m.d.comb += self.csr_req.ready.eq(1)

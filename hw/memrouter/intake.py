@@ -111,8 +111,7 @@ class Intake(wiring.Component):
                      wd_room.eq(~eq_const(wdq.level, wdq.depth))]
         m.d.comb += arb.req.eq(Mux(locked | ~room, 0,
                                    Cat(self.preq[i].valid & fits[i] for i in range(n))))
-        g = Signal(2)
-        m.d.comb += g.eq(arb.grant_idx)
+        g = arb.grant_idx                   # (a wider copy would be an unread alias)
         sel_hdr = {}
         for name in ("id", "addr", "len", "wr", "data", "be"):
             sel_hdr[name] = select([getattr(self.preq[i].payload, name) for i in range(n)], g)
@@ -146,7 +145,7 @@ class Intake(wiring.Component):
             self.rsv_en.eq(accept), self.rsv_proc.eq(g), self.rsv_id.eq(sel_hdr["id"]),
             self.rsv_nb.eq(g_nb), self.rsv_wr.eq(sel_hdr["wr"]), self.rsv_res.eq(g_res),
             reqq.w_en.eq(accept),
-            reqq.w_data.eq(Cat(g, sel_hdr["addr"], g_nb, sel_hdr["wr"], g_rng, g_tail)),
+            reqq.w_data.eq(Cat(g, C(0, 2 - len(g)), sel_hdr["addr"], g_nb, sel_hdr["wr"], g_rng, g_tail)),
             wdq.w_en.eq((accept & sel_hdr["wr"]) | data_xfer),
             wdq.w_data.eq(Mux(data_xfer, Cat(lock_data, lock_be),
                               Cat(sel_hdr["data"], sel_hdr["be"]))),

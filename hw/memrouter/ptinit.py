@@ -11,13 +11,25 @@ from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq, eq_const, lt, lt_const, nonzero
+from hw.common.lintops import eq, eq_const, lt, lt_const, nonzero, select
 from hw.common.serialdiv import div_step
+from hw.common.statereg import StateReg
 from hw.memrouter.layouts import DESC_W, FRAME_W, PTE_W, pte_value
 
 __all__ = ["PtInit"]
 
 STABLE, NEAR, FAR = 1, 0, 1
+
+
+def _popcount(bits):
+    """Number of set bits of a list of 1-bit values, as a balanced adder tree."""
+    vals = list(bits)
+    while len(vals) > 1:
+        nxt = [vals[i] + vals[i + 1] for i in range(0, len(vals) - 1, 2)]
+        if len(vals) % 2:
+            nxt.append(vals[-1])
+        vals = nxt
+    return vals[0]
 
 
 class PtInit(wiring.Component):
@@ -91,12 +103,14 @@ class PtInit(wiring.Component):
         bad_module = Signal()
         m.d.comb += bad_module.eq(Cat(is_m[s] & ~lt_const(slot[s][1:4], n_off)
                                       for s in range(16)).any())
+        # (16-input adder trees: the last add is exactly 5 bits wide, so the names are whole
+        # operator outputs)
         ron = Signal(5)
-        m.d.comb += ron.eq(sum(Cat(in_table[s] & ~slot[s][0]) for s in range(16)))
+        m.d.comb += ron.eq(_popcount([in_table[s] & ~slot[s][0] for s in range(16)]))
         cnt = [Signal(5, name=f"cnt{k}") for k in range(n_off)]
         for k in range(n_off):
-            m.d.comb += cnt[k].eq(sum(Cat(is_m[s] & eq_const(slot[s][1:4], k))
-                                      for s in range(16)))
+            m.d.comb += cnt[k].eq(_popcount([is_m[s] & eq_const(slot[s][1:4], k)
+                                             for s in range(16)]))
         unequal = Signal()
         m.d.comb += unequal.eq(Cat(~eq(cnt[k], cnt[0]) for k in range(1, n_off)).any()
                                if n_off > 1 else C(0, 1))
@@ -108,14 +122,16 @@ class PtInit(wiring.Component):
         dv = Signal(nfw)                          # dividend bits still to shift in, MSB first
         qbit, nrem = div_step(rem, dv[-1], slen)
         reg = quo
-        carve = Signal(FRAME_W)
+        carve = Signal(len(reg) + len(cnt[0]))       # the product's own width
         m.d.comb += carve.eq(reg * cnt[0])
-        far_frames = Signal(40)
-        m.d.comb += far_frames.eq((mod_frames - carve) * n_off)
-        used = Signal(nfw)
-        m.d.comb += used.eq(near_frames[:nfw] - near_reserve[:nfw])
+        ff = (mod_frames - carve) * n_off
+        far_frames = Signal(ff.shape())                 # the product's own shape (signed)
+        m.d.comb += far_frames.eq(ff)
+        far_frames_u = far_frames.as_unsigned()
+        ff40 = Cat(far_frames_u, far_frames_u[-1].replicate(40 - len(far_frames)))
+        used = (near_frames[:nfw] - near_reserve[:nfw])[:nfw]
         pages = Signal(41)
-        m.d.comb += pages.eq(Mux(mode, far_frames, far_frames + used))
+        m.d.comb += pages.eq(Mux(mode, ff40, ff40 + used))
         cap_frames = 1 << (self.DEV_W - p.LOG2G)
         bad = Signal()
         m.d.comb += bad.eq(
@@ -138,45 +154,37 @@ class PtInit(wiring.Component):
         fm = Signal(range(max(2, n_off)))
         fq = Signal(FRAME_W)
         cur = Signal(4)
-        m.d.comb += cur.eq((slots >> Cat(C(0, 2), s_idx))[:4])
+        m.d.comb += cur.eq(select(slot, s_idx))
         cur_mod = cur[1:4]
         cur_rank_m = Signal(5)
         m.d.comb += cur_rank_m.eq(0)
         for k in range(n_off):
             with m.If(eq_const(cur_mod, k)):
                 m.d.comb += cur_rank_m.eq(rank_m[k])
-        near_port = Signal(3)
-        near_frame = Signal(FRAME_W)
-        m.d.comb += [near_port.eq(Mux(cur[0], cur_mod + 1, 0)),
-                     near_frame.eq(Mux(cur[0], mbase + cur_rank_m, hbase + rank_h))]
-        far_port = Signal(3)
-        far_frame = Signal(FRAME_W)
-        m.d.comb += [far_port.eq(fm + 1), far_frame.eq(carve + fq)]
+        # near_desc is the nfree_desc port itself, one multiplexer (as two signals, the port
+        # would be split into them and kept as an unread concatenation)
+        m.d.comb += self.nfree_desc.eq(
+            Mux(cur[0], Cat((cur_mod + 1)[:3], (mbase + cur_rank_m)[:FRAME_W]),
+                Cat(C(0, 3), (hbase + rank_h)[:FRAME_W])))
+        near_port, near_frame = self.nfree_desc[:3], self.nfree_desc[3:]
+        far_port = Cat(fm + 1, C(0, 3))[:3]      # (fm + 1 is narrower for N_OFF < 3)
+        far_frame = (carve + fq)[:FRAME_W]
 
-        near_left = Signal()
-        m.d.comb += near_left.eq(lt(nf, near_frames[:nfw]))
+        near_left = lt(nf, near_frames[:nfw])
         near_to_pt = Signal()
         m.d.comb += near_to_pt.eq(~mode & lt(pg, used))
         far_to_pt = Signal()
         m.d.comb += far_to_pt.eq(~near_to_pt & lt(pg, pages))
-        walking = Signal()
 
         m.d.comb += [
             self.pt_w_addr.eq(pg[:self.pw]),
             self.pt_w_data.eq(Mux(near_to_pt, pte_value(STABLE, NEAR, near_port, near_frame),
                                   Mux(far_to_pt, pte_value(STABLE, FAR, far_port, far_frame),
                                       0))),
-            self.nfree_desc.eq(Cat(near_port, near_frame)),
         ]
 
-        states = ("START", "IDLE", "DIV", "CHECK", "WALK")
-        fsm = Signal(range(len(states)), init=states.index("START"))
-
-        def at(name):
-            return eq_const(fsm, states.index(name))
-
-        def goto(name):
-            return fsm.eq(states.index(name))
+        fsm = StateReg(("START", "IDLE", "DIV", "CHECK", "WALK"), "START")
+        at, goto = fsm.at, fsm.goto
 
         with m.If(at("START")):                 # PT_INIT after reset (MR-F6)
             m.d.comb += self.busy.eq(1)
@@ -209,7 +217,7 @@ class PtInit(wiring.Component):
                 m.d.sync += [r.eq(0) for r in rank_m]
                 m.d.sync += goto("WALK")
         with m.Elif(at("WALK")):
-            m.d.comb += [self.busy.eq(1), walking.eq(1), self.pt_w_en.eq(1),
+            m.d.comb += [self.busy.eq(1), self.pt_w_en.eq(1),
                          self.nfree_push.eq(near_left & ~near_to_pt)]
             m.d.sync += pg.eq(pg + 1)
             with m.If(eq_const(pg, p.PT_ENTRIES - 1)):

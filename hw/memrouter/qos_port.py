@@ -159,13 +159,17 @@ class QosPort(wiring.Component):
         # (the selected request is whole in its queue, so the beat-queue term is 1 while
         # busy; it keeps a wrong ``last`` on an input from presenting an empty queue)
         head = self.mreq.payload
+        wr_bit = layout["wr"].offset
         m.d.comb += [
             head.eq(Mux(n_cur, n_data, 0) | Mux(f_cur, f_data, 0) | Mux(m_cur, m_data, 0)),
             self.mreq.valid.eq(arb.busy & ((n_cur & n_some) | (f_cur & f_some)
                                            | (m_cur & m_some))),
             arb.xfer.eq(take & head.last),
             self.beat_cls.eq(Mux(f_cur, FAR, Mux(m_cur, MIG, NEAR))),
-            self.beat_wr.eq(head.wr),
+            # (computed beside the payload rather than as its bit, which would be an unread
+            # alias of the mreq port in a parent)
+            self.beat_wr.eq(Mux(n_cur, n_data[wr_bit], 0) | Mux(f_cur, f_data[wr_bit], 0)
+                            | Mux(m_cur, m_data[wr_bit], 0)),
         ]
         return m
 

@@ -103,24 +103,27 @@ class RespRob(wiring.Component):
         # phase 0 reads as "not complete"
         lap = Signal(init=1)
 
-        tail = Signal(sw)
+        tail = self.tail                    # the register itself is the port
         base = Signal(sw)
         k = Signal(5)
         used = Signal(n.bit_length())
         reqs = Signal(n.bit_length())
-        m.d.comb += [self.tail.eq(tail), self.free.eq(n - used), self.empty.eq(~nonzero(reqs))]
+        m.d.comb += [self.free.eq(n - used), self.empty.eq(~nonzero(reqs))]
 
-        # reservations
-        m.d.comb += [mw.addr.eq(tail), mw.en.eq(self.rsv_en),
-                     mw.data.eq(Cat(self.rsv_id, self.rsv_nb, self.rsv_wr, self.rsv_res))]
+        # reservations (the memory ports are bound to their values, so the Verilog has no
+        # copies of them)
+        mw.addr = tail
+        mw.data = Cat(self.rsv_id, self.rsv_nb, self.rsv_wr, self.rsv_res)
+        m.d.comb += mw.en.eq(self.rsv_en)
         with m.If(self.rsv_en):
             m.d.sync += tail.eq(wrap(tail + self.rsv_res))
 
         # completions
         mine = Signal()
         m.d.comb += mine.eq(self.c_en & eq_const(self.c_proc, self.index))
-        m.d.comb += [bw.addr.eq(self.c_slot), bw.en.eq(mine & self.c_beat),
-                     bw.data.eq(Cat(self.c_data, self.c_err))]
+        bw.addr = self.c_slot
+        bw.data = Cat(self.c_data, self.c_err)
+        m.d.comb += bw.en.eq(mine & self.c_beat)
         c_phase = Signal()
         m.d.comb += c_phase.eq(lap ^ lt(self.c_slot, base))
         for name, setter in (("a", self.c_set_a), ("b", self.c_set_b)):
@@ -129,11 +132,10 @@ class RespRob(wiring.Component):
                          wp.data.eq(Cat(c_phase, Mux(self.c_beat, 0, self.c_err)))]
 
         # the sender
-        m.d.comb += mr.addr.eq(base)
+        mr.addr = base
         r_id, r_nb, r_wr, r_res = mr.data[0:8], mr.data[8:13], mr.data[13], mr.data[14:19]
-        cur = Signal(sw)
-        m.d.comb += cur.eq(wrap(base + k))
-        m.d.comb += br.addr.eq(cur)
+        cur = wrap(base + k)
+        br.addr = cur
         have = Signal()
         m.d.comb += have.eq(nonzero(reqs))
         base_a = Signal()
@@ -163,14 +165,13 @@ class RespRob(wiring.Component):
         with m.Else():
             m.d.comb += [self.prsp.valid.eq(have & cur_a), payload.err.eq(br.data[256:258]),
                          payload.data.eq(br.data[:256])]
-        xfer = Signal()
+        xfer = self.beat_sent
         m.d.comb += xfer.eq(self.prsp.valid & self.prsp.ready)
-        m.d.comb += [self.beat_sent.eq(xfer), self.poison_sent.eq(xfer & eq_const(payload.err,
+        m.d.comb += [self.poison_sent.eq(xfer & eq_const(payload.err,
                                                                                   E_POISON))]
         done = Signal()
         m.d.comb += done.eq(xfer & last)
-        next_base = Signal(sw)
-        m.d.comb += next_base.eq(wrap(base + r_res))
+        next_base = wrap(base + r_res)
         with m.If(xfer):
             with m.If(~nonzero(k) & ~r_wr):
                 m.d.sync += rej.eq(Mux(rejected, base_err, 0))

@@ -16,6 +16,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.common.lintops import eq, eq_const, gt_const, is_zero, nonzero, select
+from hw.common.statereg import StateReg
 from hw.memrouter.layouts import PTE_W, pte_fields, slot_add
 from hw.memrouter.intake import req_fields
 from hw.memrouter.tags import KIND_RD, KIND_WR
@@ -149,15 +150,9 @@ class Route(wiring.Component):
                      self.sect_nearm.eq(Mux(~e_pool & nonzero(e_port), n_now, 0)),
                      self.sect_fard.eq(Mux(e_pool, n_now, 0))]
 
-        states = ("IDLE", "LOOK0", "LOOK1", "REF1", "PLOOK", "PROUTE", "WBEAT", "NEXT",
-                  "REJECT", "DRAIN")
-        fsm = Signal(range(len(states)), init=states.index("IDLE"))
-
-        def at(name):
-            return eq_const(fsm, states.index(name))
-
-        def goto(name):
-            return fsm.eq(states.index(name))
+        fsm = StateReg(("IDLE", "LOOK0", "LOOK1", "REF1", "PLOOK", "PROUTE", "WBEAT", "NEXT",
+                  "REJECT", "DRAIN"), "IDLE")
+        at, goto = fsm.at, fsm.goto
 
         with m.If(at("IDLE")):
             m.d.comb += self.pt_addr.eq(p0)

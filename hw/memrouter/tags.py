@@ -69,8 +69,12 @@ class PortTags(wiring.Component):
         p, nt, tw = self.p, self.ntags, self.tw
         sw = (p.ROB_BEATS - 1).bit_length()
         m.submodules.arb = arb = RoundRobinArbiter(self.ports)
+        # a response beat transfers (the completion-bus write); the grant is then used
+        taken = self.c_en
         m.d.comb += [arb.req.eq(Cat(self.mrsp[j].valid for j in range(self.ports))),
-                     arb.advance.eq(arb.valid)]
+                     taken.eq(Cat(self.mrsp[j].valid & self.mrsp[j].ready
+                                  for j in range(self.ports)).any()),
+                     arb.advance.eq(taken)]
         g = arb.grant_idx
         beat_tag = Signal(tw)
         m.d.comb += beat_tag.eq(select([self.mrsp[j].payload.tag[:tw]
@@ -89,7 +93,7 @@ class PortTags(wiring.Component):
             # lowest free tag
             free = Signal(nt, name=f"free{j}")
             low = Signal(nt, name=f"low{j}")
-            m.d.comb += [free.eq(~used), low.eq(free & -free)]
+            m.d.comb += [free.eq(~used), low.eq(free & (-free)[:nt])]
             m.d.comb += self.avail[j].eq(free.any())
             for t in range(nt):
                 with m.If(low[t]):
@@ -105,31 +109,31 @@ class PortTags(wiring.Component):
             info_proc.append(select(proc, beat_tag))
             info_slot.append(select(slot, beat_tag))
             info_ab.append(select(ab, beat_tag))
-            mine = Signal(name=f"rsp{j}")
-            m.d.comb += mine.eq(arb.valid & eq_const(g, j))
-            m.d.comb += self.mrsp[j].ready.eq(mine)
+            mine = self.mrsp[j].ready
+            # (the grant is one-hot and 0 when no response waits, so ``& valid`` changes
+            # nothing; it makes ready a net of its own rather than a bit of the grant port)
+            m.d.comb += mine.eq(arb.grant[j] & self.mrsp[j].valid)
             with m.If(mine):
                 m.d.sync += k.eq(Mux(self.mrsp[j].payload.last, 0, k + 1))
                 with m.If(self.mrsp[j].payload.last):
                     for t in range(nt):
                         with m.If(eq_const(beat_tag, t)):
                             m.d.sync += used[t].eq(0)
-            pop = Signal(nt.bit_length(), name=f"inflight{j}")
-            m.d.comb += self.inflight[j].eq(pop)
+            pop = self.inflight[j]                    # the register itself is the port
             m.d.sync += pop.eq(pop + take - (mine & self.mrsp[j].payload.last))
 
         kind = select(info_kind, g)
         slot = select(info_slot, g)
         ab = select(info_ab, g)
         k = select(counts, g)
-        rd = Signal()
+        rd = self.c_beat
         m.d.comb += rd.eq(eq_const(kind, KIND_RD))
         m.d.comb += [
-            self.c_en.eq(arb.valid), self.c_proc.eq(select(info_proc, g)),
+            self.c_proc.eq(select(info_proc, g)),
             self.c_slot.eq(Mux(rd, slot_add(slot, k, p.ROB_BEATS),
                                slot)),
             self.c_set_a.eq(rd | ab[0]), self.c_set_b.eq(rd | ab[1]),
-            self.c_beat.eq(rd), self.c_data.eq(beat.data),
+            self.c_data.eq(beat.data),
             self.c_err.eq(Mux(rd & beat.poison, E_POISON, 0)),
         ]
         return m

@@ -80,7 +80,7 @@ def test_qos_arbiter_rejects_bad_params(kw, name):
 
 
 @pytest.mark.parametrize("kw, name", [
-    (dict(depth=7), "depth"), (dict(max_len=16, depth=15), "depth"), (dict(depth=65), "depth"),
+    (dict(depth=7), "depth"), (dict(max_len=16, depth=15), "depth"), (dict(depth=257), "depth"),
     (dict(qden=300), "qden"), (dict(max_len=20), "max_len")])
 def test_qos_port_rejects_bad_params(kw, name):
     with pytest.raises(ValueError, match=name):
