@@ -63,7 +63,6 @@ def test_verilog_parameter_override_names_the_module(cli, build):
     (["run", "memrouter", "x.json"], "issue #7"),
     (["fpga", "memrouter"], "does not support"),
     (["fpga", "arbiter", "--board", "nosuch"], "unknown board"),
-    (["regress", "memrouter"], "does not support"),
     (["bench", "lzc"], "does not support"),
     (["nosuch"], "invalid choice"),
     (["run", "arbiter"], "required"),
@@ -73,6 +72,15 @@ def test_bad_arguments_give_one_line_and_status_2(cli, argv, words):
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and words in err, err
     assert "Traceback" not in out + err
+
+
+def test_regress_of_a_block_without_rtl_tests_is_refused(cli, monkeypatch):
+    """Every registered block has RTL tests today, so the refusal is checked with none found."""
+    import sim.regress
+    monkeypatch.setattr(sim.regress, "rtl_test_files", lambda block: [])
+    code, out, err = cli("regress", "arbiter")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "does not support" in err, err
 
 
 BAD_STIMULI = [
