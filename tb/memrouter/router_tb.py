@@ -156,9 +156,9 @@ class Bench:
     def cycles_since(self, t0):
         return sim_cycle() - t0
 
-    async def drain(self, timeout=400_000):
+    async def drain(self, timeout=200_000):
         """Wait until every accepted request is answered (drivers stopped early leave the rest
-        of their queue unsent)."""
+        of their queue unsent); the 200,000-cycle bound is MR-V4's watchdog."""
         for k, drv in enumerate(self.drivers):
             if k not in self.stopped:
                 await drv.idle(timeout_cycles=timeout)

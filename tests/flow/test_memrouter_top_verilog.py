@@ -9,9 +9,9 @@ import pytest
 
 from golden.memrouter.formats import CSRREQ, CSRRSP, EVT, MREQ, MRSP, PREQ, PRSP
 from golden.memrouter.params import CFG_NAMES, reference
-from hw.memrouter.top import Memrouter
 from sim.registry import Block, Param
 from sim.verilog import write_verilog
+from tb.memrouter.builds import router_top
 
 STREAM = ("valid", "ready", "payload")
 
@@ -20,13 +20,8 @@ BUILDS = {"B_p1": dict(CFG=1, N_PROC=1), "A_p2": dict(CFG=0, N_PROC=2),
           "G64_p1": dict(CFG=4, N_PROC=1)}
 
 
-def _top(CFG=1, N_PROC=1):
-    p, cfg = reference(CFG_NAMES[CFG], dict(N_PROC=N_PROC), FAR_ALLOC=0)
-    return Memrouter(p, cfg)
-
-
 BLOCK = Block(name="lint_memrouter", kind="test", summary="Memrouter", spec="memrouter.md §2.3",
-              top=_top, params=(Param("CFG", 1, "0..4", "CFG_NAMES index"),
+              top=router_top, params=(Param("CFG", 1, "0..4", "CFG_NAMES index"),
                                 Param("N_PROC", 1, "1..4", "processor ports")))
 
 

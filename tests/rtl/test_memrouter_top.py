@@ -14,7 +14,7 @@ def run(build, seed, testcase, **env):
                          seed=seed, env={k: str(v) for k, v in env.items()})
 
 
-@pytest.mark.req("MR-F1", "MR-F2", "MR-F3", "MR-F4", "MR-F10", "MR-F44", "MR-F45", "MR-F46",
+@pytest.mark.req("MR-F1", "MR-F2", "MR-F3", "MR-F4", "MR-F10", "MR-F44", "MR-F46",
                  "MR-E1", "MR-E2", "MR-E3", "MR-E4", "MR-E5", "MR-E6", "MR-E14", "MR-I1",
                  "MR-I2", "MR-I8", "MR-V3", "MR-V4", "MR-V11")
 @pytest.mark.parametrize("build", list(BUILDS))
