@@ -18,7 +18,7 @@ before this module); new code should use this one.
 from amaranth import Array, C, Cat, Mux, Value
 
 __all__ = ["is_zero", "nonzero", "eq_const", "eq", "lt", "ge", "lt_const", "ge_const",
-           "gt_const", "le_const", "bit_at", "word_at", "select", "shift_left"]
+           "gt_const", "le_const", "bit_at", "word_at", "select", "shift_left", "tree_sum"]
 
 
 def _val(x):
@@ -123,3 +123,16 @@ def shift_left(value, amount, width, unit=1):
         shifted = Cat(C(0, s), cur[:width - s]) if s < width else C(0, width)
         cur = Mux(amount[k], shifted, cur)
     return cur
+
+
+def tree_sum(values):
+    """Sum of ``values`` (e.g. the bits of a vector, for a population count) as a balanced
+    tree of adders, each as wide as its operands plus one (a chained ``sum()`` makes a deep
+    chain of full-width adders)."""
+    values = [_val(v) for v in values]
+    if not values:
+        return C(0, 1)
+    while len(values) > 1:
+        values = [values[k] + values[k + 1] if k + 1 < len(values) else values[k]
+                  for k in range(0, len(values), 2)]
+    return values[0]

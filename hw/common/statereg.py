@@ -34,6 +34,11 @@ class StateReg:
         """High while the machine is in ``state``."""
         return eq_const(self.reg, self.states.index(state))
 
+    def code(self, state):
+        """The register value of ``state`` (for a computed next state)."""
+        return self.states.index(state)
+
     def goto(self, state):
-        """The assignment (for ``m.d.sync``) that moves to ``state`` at the next edge."""
-        return self.reg.eq(self.states.index(state))
+        """The assignment (for ``m.d.sync``) that moves to ``state`` (a name, or a value built
+        from :meth:`code` results) at the next edge."""
+        return self.reg.eq(self.states.index(state) if isinstance(state, str) else state)

@@ -33,8 +33,10 @@ def inc_width(params, name):
     beat counters."""
     if name in ("PRSP_BEATS", "ERR_POISON"):
         return params.N_PROC.bit_length()
-    if name in ("PREQ_BEATS", "ERR_RANGE", "ERR_UNMAPPED"):
+    if name in ("PREQ_BEATS", "ERR_RANGE", "ERR_UNMAPPED", "SECT_LINE", "SECT_FILL", "EVICTS"):
         return 1
+    if name == "WB_SECT":
+        return params.NS.bit_length()
     return 5
 
 
@@ -65,7 +67,13 @@ class CsrBlock(wiring.Component):
         The write data of the request being executed (a PT_DATA word, a free-list descriptor).
     nfree_push, ffree_push : Out; nfree_cnt, ffree_cnt : In
         Free-list pushes (the descriptor :func:`~hw.memrouter.layouts.word_desc` of
-        ``wdata``). CMD = FLUSH has nothing to do until the migration cache is built.
+        ``wdata``).
+    flush : Out(1); flushing : In(1)
+        CMD = FLUSH (a pulse; answered at once), and the flush pending or running (STATUS[4]).
+    pt_has_line : In(1)
+        Page ``pt_addr`` has a line (a PT_DATA write to it is refused, MR-E12).
+    line_status : In(32).array(NUM_LINES)
+        LINE_STATUS of each line.
     status_idle : In(1)
     inc_<COUNTER lower-case> : In(:func:`inc_width`)
         Increments of the counters at 0x200.
@@ -92,6 +100,8 @@ class CsrBlock(wiring.Component):
             "nfree_push": Out(1), "ffree_push": Out(1),
             "nfree_cnt": In(cnt_w), "ffree_cnt": In(cnt_w),
             "status_idle": In(1), "quiet": In(1), "init_pending": Out(1),
+            "flush": Out(1), "flushing": In(1), "pt_has_line": In(1),
+            "line_status": In(32).array(params.NUM_LINES),
         }
         for name in CFG_REGS:
             members[name.lower()] = Out(32, init=getattr(reset_cfg, name))
@@ -140,7 +150,8 @@ class CsrBlock(wiring.Component):
         # read values and writability per offset: offset -> (value, writable register or None)
         ro = {
             OFFSETS["ID"]: C(ID_VALUE, 32),
-            OFFSETS["STATUS"]: Cat(self.init_busy, self.status_idle, C(0, 30)),
+            OFFSETS["STATUS"]: Cat(self.init_busy, self.status_idle, C(0, 2), self.flushing,
+                                   C(0, 27)),
             OFFSETS["PAGES"]: self.pages,
             OFFSETS["HAND"]: self.hand,
             OFFSETS["NFREE_CNT"]: self.nfree_cnt,
@@ -153,7 +164,7 @@ class CsrBlock(wiring.Component):
             for i, k in enumerate(PORT_BEATS):
                 ro[0x300 + 0x20 * j + 4 * i] = beats[(j, k)]
         for i in range(p.NUM_LINES):
-            ro[0x400 + 4 * i] = C(0, 32)
+            ro[0x400 + 4 * i] = self.line_status[i]
         mig_arg = Signal(16)
         rw = {OFFSETS["CTRL"]: ctrl, OFFSETS["SLOT_LEN"]: slot_len,
               OFFSETS["PT_ADDR"]: pt_addr, OFFSETS["MIG_ARG"]: mig_arg}
@@ -207,7 +218,8 @@ class CsrBlock(wiring.Component):
                     elif kind == "PT_DATA":
                         m.d.sync += goto("PT_READ")
                     elif kind == "CMD":
-                        # CMD_FLUSH: no migration cache yet, nothing to flush (answered OK)
+                        with m.If(we & eq_const(wdata, CMD_FLUSH)):
+                            m.d.comb += self.flush.eq(1)
                         with m.If(we & eq_const(wdata, CMD_PT_INIT)):
                             m.d.sync += goto("INIT")
                         with m.If(we & eq_const(wdata, CMD_CLR)):
@@ -231,7 +243,7 @@ class CsrBlock(wiring.Component):
             m.d.sync += rdata.eq(pt_data_word(self.pt_data))
             m.d.sync += goto("RESP")
             with m.If(we):
-                with m.If(eq_const(self.pt_data[0:2], MIGRATING)):
+                with m.If(eq_const(self.pt_data[0:2], MIGRATING) | self.pt_has_line):
                     m.d.sync += [rdata.eq(0), err.eq(1)]
                 with m.Else():
                     m.d.comb += self.pt_w_en.eq(1)

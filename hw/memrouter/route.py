@@ -11,21 +11,49 @@ are kept (LOOK1, REF1, the part's first beat); the REF and ND arrays themselves 
 the migration engine that reads them.
 """
 
-from amaranth import C, Module, Mux, Signal
+from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq, eq_const, gt_const, is_zero, nonzero, select
+from golden.memrouter.formats import EV_ALLOC, EV_EVICT
+from hw.common.lintops import (bit_at, eq, eq_const, gt_const, is_zero, nonzero, select,
+                               shift_left)
 from hw.common.statereg import StateReg
 from hw.memrouter.layouts import PTE_W, pte_fields, slot_add
 from hw.memrouter.intake import req_fields
-from hw.memrouter.tags import KIND_RD, KIND_WR
+from hw.memrouter.linestore import LineStore
+from hw.memrouter.tags import KIND_FILL, KIND_RD, KIND_WB, KIND_WR, dest_width
 
-assert (KIND_RD, KIND_WR) == (0, 1)         # take_kind is the request's wr bit
+assert (KIND_RD, KIND_WR) == (0, 1)         # a direct part's kind is the request's wr bit
 
-__all__ = ["Route"]
+__all__ = ["Route", "lowest_run", "merge_be"]
 
-E_RANGE, E_UNMAPPED = 1, 2
+
+def lowest_run(m, vec, name, limit):
+    """(start, length) of the lowest run of set bits of ``vec`` (length 0 when none), at most
+    ``limit`` long."""
+    n = len(vec)
+    start = Signal(max(1, (n - 1).bit_length()), name=f"{name}_start")
+    for k in reversed(range(n)):
+        with m.If(vec[k]):
+            m.d.comb += start.eq(k)
+    above = Signal(n, name=f"{name}_above")
+    m.d.comb += above.eq(vec >> start)
+    length = Signal(range(limit + 1), name=f"{name}_len")
+    for k in reversed(range(limit)):
+        with m.If(~above[:k + 1].all()):
+            m.d.comb += length.eq(k)
+    with m.If(above[:limit].all()):
+        m.d.comb += length.eq(limit)
+    return start, length
+
+
+def merge_be(old, new, be):
+    """Sector ``old`` with the bytes of ``new`` whose byte enables are set (MR-I9)."""
+    return Cat(Mux(be[b], new[8 * b:8 * b + 8], old[8 * b:8 * b + 8]) for b in range(32))
+
+E_RANGE, E_UNMAPPED, E_POISON = 1, 2, 3
 UNMAPPED, MIGRATING = 0, 2
 NEAR, FAR = 0, 1
 
@@ -47,22 +75,30 @@ class Route(wiring.Component):
         Head of the write-data queue.
     pt_addr : Out; pt_data : In
         Page-table read port (data one cycle after the address).
-    mode : In(1)
-        CTRL.MODE. (CTRL.MIG_STALL concerns only the migration engine, not built yet.)
+    mode, mig_stall, far_alloc : In(1)
+        CTRL.MODE, CTRL.MIG_STALL, CTRL.FAR_ALLOC.
     tag_ok : In(ports); tag_next : In, one per port
     iss_valid, iss_port, iss_cls, iss_tag, iss_sect, iss_frame, iss_len, iss_wr, iss_data, iss_be,
     iss_last : Out; iss_ready : In
         One mreq beat for the NEAR or FAR class queue of port ``iss_port``; its device address
-        is ``iss_frame`` · G + ``iss_sect`` · 32.
+        is ``iss_frame`` · G + ``iss_sect`` · 32. Direct parts, demand fills and write-backs.
     take_en, take_kind, take_proc, take_slot, take_ab : Out
-        The tag taken with a request's first beat (``take_kind``: KIND_WR or KIND_RD, that is
-        ``req_wr``).
-    c_en, c_proc, c_slot, c_err : Out; c_grant : In
-        A rejection on the completion bus (both flags, the error code).
-    sect_hbm, sect_nearm, sect_fard : Out(5)
-        Sectors routed directly, by where they go (SECT_HBM, SECT_NEARM, SECT_FARD).
+        The tag taken with a request's first beat (:mod:`hw.memrouter.tags` kinds).
+    c_en, c_proc, c_slot, c_err, c_set_a, c_set_b, c_beat, c_data : Out; c_grant : In
+        The completion bus: a rejection, a read beat served by a line, a line write's ack.
+    sect_hbm, sect_nearm, sect_fard : Out(5); sect_line, sect_fill : Out(1)
+        Sectors served, by where (SECT_HBM, SECT_NEARM, SECT_FARD, SECT_LINE, SECT_FILL).
+    evicts : Out(1); wb_sect : Out(range(NS + 1))
+        An eviction and its written-back sectors (EVICTS, WB_SECT).
     err_range, err_unmapped : Out(1)
         One rejected request (ERR_RANGE, ERR_UNMAPPED).
+    evt_valid, evt_code, evt_line, evt_ppn, evt_arg : Out
+        ALLOC and EVICT events.
+    flush : In(1); flushing : Out(1)
+        CMD = FLUSH (a pulse), and the flush is pending or running (MR-F47).
+    f_en, f_addr, f_poison, f_data : In
+        Fill beats from the response side.
+    inval_all, window, csr_ppn, csr_hit, status : see :class:`~hw.memrouter.linestore.LineStore`
     busy : Out(1)
         A request is being routed.
     """
@@ -73,23 +109,35 @@ class Route(wiring.Component):
         self.pw = (params.PT_ENTRIES - 1).bit_length()
         self.sw = (params.ROB_BEATS - 1).bit_length()
         self.tw = tag_w
+        self.lw = max(1, (params.NUM_LINES - 1).bit_length())
+        self.nsw = (params.NS - 1).bit_length()
         members = {f"req_{name}": In(w) for name, w in req_fields(params)}
         members.update({
             "req_valid": In(1), "req_pop": Out(1),
             "wd_valid": In(1), "wd_data": In(256), "wd_be": In(32), "wd_pop": Out(1),
             "pt_addr": Out(self.pw), "pt_data": In(PTE_W),
-            "mode": In(1),
+            "mode": In(1), "mig_stall": In(1), "far_alloc": In(1),
             "tag_ok": In(self.ports), "tag_next": In(self.tw).array(self.ports),
             "iss_valid": Out(1), "iss_ready": In(1), "iss_port": Out(3), "iss_cls": Out(1),
             "iss_tag": Out(self.tw), "iss_sect": Out(params.LOG2G - 5),
             "iss_frame": Out(24 - params.LOG2G), "iss_len": Out(4), "iss_wr": Out(1),
             "iss_data": Out(256), "iss_be": Out(32), "iss_last": Out(1),
-            "take_en": Out(1), "take_kind": Out(1), "take_proc": Out(2),
-            "take_slot": Out(self.sw), "take_ab": Out(2),
+            "take_en": Out(1), "take_kind": Out(2), "take_proc": Out(2),
+            "take_slot": Out(dest_width(params)), "take_ab": Out(2),
             "c_en": Out(1), "c_proc": Out(2), "c_slot": Out(self.sw), "c_err": Out(2),
+            "c_set_a": Out(1), "c_set_b": Out(1), "c_beat": Out(1), "c_data": Out(256),
             "c_grant": In(1),
             "sect_hbm": Out(5), "sect_nearm": Out(5), "sect_fard": Out(5),
+            "sect_line": Out(1), "sect_fill": Out(1),
+            "evicts": Out(1), "wb_sect": Out(range(params.NS + 1)),
             "err_range": Out(1), "err_unmapped": Out(1), "busy": Out(1),
+            "evt_valid": Out(1), "evt_code": Out(4), "evt_line": Out(4), "evt_ppn": Out(16),
+            "evt_arg": Out(32),
+            "flush": In(1), "flushing": Out(1),
+            "f_en": In(1), "f_addr": In(self.lw + self.nsw), "f_poison": In(1),
+            "f_data": In(256),
+            "inval_all": In(1), "window": In(32), "csr_ppn": In(self.pw), "csr_hit": Out(1),
+            "status": Out(32).array(params.NUM_LINES),
         })
         super().__init__(members)
 
@@ -98,6 +146,15 @@ class Route(wiring.Component):
         p = self.p
         lg, ns, pw = p.LOG2G, p.NS, self.pw
         sec_w = lg - 5
+        ml = p.MAX_LEN
+
+        m.submodules.lines = ls = LineStore(p, pw)
+        m.d.comb += [ls.f_en.eq(self.f_en), ls.f_addr.eq(self.f_addr),
+                     ls.f_poison.eq(self.f_poison), ls.f_data.eq(self.f_data),
+                     ls.inval_all.eq(self.inval_all), ls.window.eq(self.window),
+                     ls.csr_ppn.eq(self.csr_ppn), self.csr_hit.eq(ls.csr_hit)]
+        for i in range(p.NUM_LINES):
+            m.d.comb += self.status[i].eq(ls.status[i])
 
         addr, nb, wr = self.req_addr, self.req_nb, self.req_wr
         p0 = Signal(pw)
@@ -113,14 +170,14 @@ class Route(wiring.Component):
         part = Signal()                         # the part being routed
         ppn = Signal(pw)
         m.d.comb += ppn.eq(Mux(part, (p0 + 1)[:pw], p0))
-        ps0 = self.iss_sect
+        ps0 = Signal(sec_w)
         pn = Signal(5)
         pb0 = Signal(5)
         m.d.comb += [ps0.eq(Mux(part, 0, s0)), pn.eq(Mux(part, (nb - n1)[:5], n1)),
                      pb0.eq(Mux(part, n1, 0))]
         unm = Signal()
-        code = self.c_err                       # the rejection's error code
-        wk = Signal(5)                          # write beat within the part, or beats drained
+        code = Signal(2)                        # the rejection's error code
+        wk = Signal(5)                          # sector / write beat within the part, or beats
 
         state, pool, port, frame = pte_fields(self.pt_data)
         e_pool = self.iss_cls                   # the entry of the part being issued
@@ -133,14 +190,16 @@ class Route(wiring.Component):
         m.d.comb += tag_ok.eq(select([self.tag_ok[j] for j in range(self.ports)], e_port))
         m.d.comb += [
             self.iss_tag.eq(select(list(self.tag_next), e_port)),
+            self.iss_sect.eq(ps0),
             self.iss_len.eq(pn - 1), self.iss_wr.eq(wr),
             self.iss_data.eq(self.wd_data), self.iss_be.eq(self.wd_be),
             self.take_proc.eq(self.req_proc), self.take_kind.eq(wr),
             self.take_slot.eq(Mux(wr, self.req_base,
                                   slot_add(self.req_base, pb0, p.ROB_BEATS))),
             self.take_ab.eq(Mux(split, Mux(part, 2, 1), 3)),
-            self.c_proc.eq(self.req_proc),
+            self.c_proc.eq(self.req_proc), self.c_err.eq(code),
             self.c_slot.eq(slot_add(self.req_base, wk, p.ROB_BEATS)),
+            self.c_set_a.eq(1), self.c_set_b.eq(1),
             self.pt_addr.eq(ppn),
         ]
         route_now = Signal()                    # count and ND at the part's first beat
@@ -150,14 +209,68 @@ class Route(wiring.Component):
                      self.sect_nearm.eq(Mux(~e_pool & nonzero(e_port), n_now, 0)),
                      self.sect_fard.eq(Mux(e_pool, n_now, 0))]
 
+        # line service state
+        lcur = Signal(self.lw)                  # the line being served or evicted
+        m.d.comb += [ls.cur.eq(lcur), ls.look_ppn.eq(ppn), ls.op_ppn.eq(ppn), ls.op_wr.eq(wr)]
+
+        def flat(line, sect):
+            return Cat(sect[:self.nsw], line)
+        sect = Signal(self.nsw)                 # the part's sector wk
+        m.d.comb += sect.eq(ps0 + wk)
+        need = Signal(ml)                       # sectors of the part to fetch (bit k: ps0 + k)
+        nofetch = Signal(ml)                    # whole-sector writes to invalid sectors
+        dropped = Signal()                      # a write sector not applied (poisoned fill)
+        bit_k = Signal(ml)
+        m.d.comb += bit_k.eq(shift_left(C(1, 1), wk, ml))
+        v_s = Signal()
+        pd_s = Signal()
+        m.d.comb += [v_s.eq(bit_at(ls.cur_valid, sect)), pd_s.eq(bit_at(ls.cur_pending, sect))]
+        part_mask = Signal(ml)
+        m.d.comb += part_mask.eq(Mux(eq_const(pn, ml), (1 << ml) - 1,
+                                     (shift_left(C(1, 1), pn, ml + 1) - 1)[:ml]))
+        part_pending = Signal(ml)
+        m.d.comb += part_pending.eq((ls.cur_pending >> ps0)[:ml] & part_mask)
+        run_s, run_n = lowest_run(m, need, "fill", ml)
+        dirty_s, dirty_n = lowest_run(m, ls.cur_dirty, "wb", ml)
+        run_mask = Signal(ml)                   # the fill run's bits of ``need``
+        m.d.comb += run_mask.eq(shift_left((shift_left(C(1, 1), run_n, ml + 1) - 1)[:ml],
+                                           run_s, ml))
+        r_start = Signal(self.nsw)              # write-back run: first sector, length
+        r_len = Signal(range(ml + 1))
+        wb_n = Signal(range(ns + 1))            # sectors written back by this eviction
+        m.d.comb += self.wb_sect.eq(0)
+        flushing = self.flushing
+        freeing = Signal()                      # the eviction frees the line (FLUSH)
+
+        # the write beats of a line part wait here for their sectors
+        m.submodules.part_beats = pbuf = Memory(shape=256 + 32, depth=ml, init=[])
+        pb_w = pbuf.write_port()
+        pb_r = pbuf.read_port()
+        m.d.comb += [pb_w.addr.eq(wk), pb_w.data.eq(Cat(self.wd_data, self.wd_be)),
+                     pb_r.addr.eq(wk)]
+        m.d.comb += ls.rd_addr.eq(flat(lcur, sect))
+        merged = merge_be(ls.rd_data, pb_r.data[:256], pb_r.data[256:])
+
+        def event(code_, line, ppn_, arg=0):
+            m.d.comb += [self.evt_valid.eq(1), self.evt_code.eq(code_), self.evt_line.eq(line),
+                         self.evt_ppn.eq(ppn_), self.evt_arg.eq(arg)]
+
+        with m.If(self.flush):
+            m.d.sync += flushing.eq(1)
+
         fsm = StateReg(("IDLE", "LOOK0", "LOOK1", "REF1", "PLOOK", "PROUTE", "WBEAT", "NEXT",
-                  "REJECT", "DRAIN"), "IDLE")
+                        "REJECT", "DRAIN", "LALLOC", "EVPT", "EVSCAN", "EVBEAT", "EVDONE",
+                        "ALLOC", "LACC", "LSCAN", "LFILL", "LWAIT", "LRD", "LWRD", "LWWR",
+                        "LACK", "FLLINE"), "IDLE")
         at, goto = fsm.at, fsm.goto
 
         with m.If(at("IDLE")):
             m.d.comb += self.pt_addr.eq(p0)
             m.d.sync += [part.eq(0), unm.eq(0), wk.eq(0)]
-            with m.If(self.req_valid):
+            with m.If(flushing):
+                m.d.sync += [lcur.eq(0), freeing.eq(1)]
+                m.d.sync += goto("FLLINE")
+            with m.Elif(self.req_valid):
                 with m.If(self.req_rng):
                     m.d.sync += code.eq(E_RANGE)
                     m.d.sync += goto("REJECT")
@@ -193,9 +306,14 @@ class Route(wiring.Component):
             m.d.comb += [e_pool.eq(pool), e_port.eq(port), e_frame.eq(frame[:len(e_frame)])]
             m.d.sync += [e_pool_r.eq(pool), e_port_r.eq(port), e_frame_r.eq(frame[:len(e_frame)])]
             hold = Signal()
-            m.d.comb += hold.eq(eq_const(state, MIGRATING))
+            m.d.comb += hold.eq(eq_const(state, MIGRATING) & (self.mig_stall | ~ls.hit))
             with m.If(hold):
                 m.d.sync += goto("PLOOK")
+            with m.Elif(ls.hit):
+                m.d.sync += lcur.eq(ls.hit_line)
+                m.d.sync += goto("LACC")
+            with m.Elif(pool & self.far_alloc):
+                m.d.sync += goto("LALLOC")
             with m.Elif(wr):
                 m.d.sync += goto("WBEAT")
             with m.Else():
@@ -248,6 +366,161 @@ class Route(wiring.Component):
                 with m.If(eq(wk + 1, nb)):
                     m.d.comb += self.req_pop.eq(1)
                     m.d.sync += goto("IDLE")
+
+        # ---- allocation and eviction (§4.6)
+        with m.Elif(at("LALLOC")):
+            # the victim becomes the current line; a valid one is evicted with its PT entry
+            m.d.comb += [self.busy.eq(1), ls.cur.eq(ls.vic_line), self.pt_addr.eq(ls.cur_tag)]
+            m.d.sync += freeing.eq(0)
+            with m.If(ls.vic_ok):
+                m.d.sync += lcur.eq(ls.vic_line)
+                m.d.sync += goto(Mux(ls.vic_tv, fsm.code("EVPT"), fsm.code("ALLOC")))
+        with m.Elif(at("EVPT")):
+            m.d.comb += self.busy.eq(1)
+            m.d.sync += [e_pool_r.eq(pool), e_port_r.eq(port), e_frame_r.eq(frame[:len(e_frame)]),
+                         wb_n.eq(0)]
+            m.d.sync += goto("EVSCAN")
+        with m.Elif(at("EVSCAN")):
+            m.d.comb += self.busy.eq(1)
+            m.d.comb += ls.rd_addr.eq(flat(lcur, dirty_s))
+            m.d.sync += [r_start.eq(dirty_s), r_len.eq(dirty_n), wk.eq(0)]
+            with m.If(nonzero(ls.cur_dirty)):
+                m.d.sync += goto("EVBEAT")
+            with m.Else():
+                m.d.sync += goto("EVDONE")
+        with m.Elif(at("EVBEAT")):
+            m.d.comb += self.busy.eq(1)
+            m.d.comb += [e_pool.eq(e_pool_r), e_port.eq(e_port_r), e_frame.eq(e_frame_r)]
+            first = Signal()
+            m.d.comb += first.eq(is_zero(wk))
+            m.d.comb += [self.iss_valid.eq(~first | tag_ok), self.iss_last.eq(eq(wk + 1, r_len)),
+                         self.iss_sect.eq(r_start), self.iss_len.eq(r_len - 1),
+                         self.iss_wr.eq(1), self.iss_data.eq(ls.rd_data),
+                         self.iss_be.eq((1 << 32) - 1),
+                         self.take_kind.eq(KIND_WB)]
+            adv = Signal()
+            m.d.comb += adv.eq(self.iss_valid & self.iss_ready)
+            m.d.comb += ls.rd_addr.eq(flat(lcur, r_start + wk + adv))
+            with m.If(adv):
+                m.d.comb += self.take_en.eq(first)
+                m.d.sync += wk.eq(wk + 1)
+                with m.If(self.iss_last):
+                    m.d.comb += ls.op_dclr.eq(shift_left(
+                        (shift_left(C(1, 1), r_len, ml + 1) - 1)[:ml], r_start, ns))
+                    m.d.sync += wb_n.eq(wb_n + r_len)
+                    m.d.sync += goto("EVSCAN")
+        with m.Elif(at("EVDONE")):
+            m.d.comb += [self.busy.eq(1), self.evicts.eq(1), self.wb_sect.eq(wb_n)]
+            event(EV_EVICT, lcur, ls.cur_tag, wb_n)
+            with m.If(freeing):
+                m.d.comb += ls.op_free.eq(1)
+                m.d.sync += goto("FLLINE")
+                m.d.sync += lcur.eq(lcur + 1)
+                with m.If(eq_const(lcur, p.NUM_LINES - 1)):
+                    m.d.sync += [flushing.eq(0), freeing.eq(0)]
+                    m.d.sync += goto("IDLE")
+            with m.Else():
+                m.d.sync += goto("ALLOC")
+        with m.Elif(at("ALLOC")):
+            m.d.comb += [self.busy.eq(1), ls.op_alloc.eq(1)]
+            event(EV_ALLOC, lcur, ppn)
+            m.d.sync += goto("PLOOK")           # the part then finds its line
+        with m.Elif(at("FLLINE")):
+            # FLUSH: every valid line in ascending order (MR-F47)
+            m.d.comb += [self.busy.eq(1), self.pt_addr.eq(ls.cur_tag)]
+            with m.If(ls.cur_tv):
+                m.d.sync += goto("EVPT")
+            with m.Else():
+                m.d.sync += lcur.eq(lcur + 1)
+                with m.If(eq_const(lcur, p.NUM_LINES - 1)):
+                    m.d.sync += [flushing.eq(0), freeing.eq(0)]
+                    m.d.sync += goto("IDLE")
+
+        # ---- line access (§4.5): scan, fills, wait, serve
+        with m.Elif(at("LACC")):
+            m.d.comb += [self.busy.eq(1), ls.op_access.eq(1)]
+            m.d.sync += [wk.eq(0), need.eq(0), nofetch.eq(0), dropped.eq(0)]
+            m.d.sync += goto("LSCAN")
+        with m.Elif(at("LSCAN")):
+            m.d.comb += self.busy.eq(1)
+            go = Signal()
+            full_be = Signal()
+            m.d.comb += [go.eq(~wr | self.wd_valid), full_be.eq(self.wd_be.all())]
+            with m.If(go):
+                m.d.sync += wk.eq(wk + 1)
+                with m.If(wr):
+                    m.d.comb += [self.wd_pop.eq(1), pb_w.en.eq(1)]
+                    with m.If(v_s):
+                        m.d.comb += self.sect_line.eq(1)
+                    with m.Elif(pd_s):
+                        m.d.comb += self.sect_fill.eq(1)
+                    with m.Elif(full_be):
+                        m.d.comb += self.sect_line.eq(1)
+                        m.d.sync += nofetch.eq(nofetch | bit_k)
+                    with m.Else():
+                        m.d.comb += self.sect_fill.eq(1)
+                        m.d.sync += need.eq(need | bit_k)
+                with m.Else():
+                    m.d.comb += [self.sect_line.eq(v_s), self.sect_fill.eq(~v_s)]
+                    with m.If(~v_s & ~pd_s):
+                        m.d.sync += need.eq(need | bit_k)
+                with m.If(eq(wk + 1, pn)):
+                    m.d.sync += goto("LFILL")
+        with m.Elif(at("LFILL")):
+            # one demand fill per maximal run of sectors to fetch, class of the page's pool
+            m.d.comb += self.busy.eq(1)
+            m.d.comb += [e_pool.eq(e_pool_r), e_port.eq(e_port_r), e_frame.eq(e_frame_r)]
+            m.d.comb += [self.iss_sect.eq(ps0 + run_s), self.iss_len.eq(run_n - 1),
+                         self.iss_wr.eq(0), self.iss_last.eq(1),
+                         self.take_kind.eq(KIND_FILL),
+                         self.take_slot.eq(flat(lcur, (ps0 + run_s)[:self.nsw]))]
+            m.d.sync += wk.eq(0)
+            with m.If(is_zero(need)):
+                m.d.sync += goto("LWAIT")
+            with m.Else():
+                m.d.comb += self.iss_valid.eq(tag_ok)
+                with m.If(tag_ok & self.iss_ready):
+                    m.d.comb += [self.take_en.eq(1),
+                                 ls.op_pend.eq(shift_left(run_mask, ps0, ns))]
+                    m.d.sync += need.eq(need & ~run_mask)
+        with m.Elif(at("LWAIT")):
+            m.d.comb += self.busy.eq(1)
+            with m.If(is_zero(part_pending)):
+                m.d.sync += goto(Mux(wr, fsm.code("LWRD"), fsm.code("LRD")))
+        with m.Elif(at("LRD")):
+            # one read beat per cycle from the line; a sector whose fill came back poisoned
+            # is E_POISON with data 0 (MR-E7)
+            m.d.comb += [self.busy.eq(1), self.c_en.eq(1), self.c_beat.eq(1),
+                         self.c_slot.eq(slot_add(self.req_base, (pb0 + wk)[:5], p.ROB_BEATS)),
+                         self.c_err.eq(Mux(v_s, 0, E_POISON)),
+                         self.c_data.eq(Mux(v_s, ls.rd_data, 0))]
+            m.d.comb += ls.rd_addr.eq(flat(lcur, ps0 + wk + self.c_grant))
+            with m.If(self.c_grant):
+                m.d.sync += wk.eq(wk + 1)
+                with m.If(eq(wk + 1, pn)):
+                    m.d.sync += goto("NEXT")
+        with m.Elif(at("LWRD")):
+            m.d.comb += self.busy.eq(1)
+            m.d.sync += goto("LWWR")
+        with m.Elif(at("LWWR")):
+            # merge the beat into the sector, unless its fill came back poisoned (MR-E8)
+            m.d.comb += self.busy.eq(1)
+            apply = Signal()
+            m.d.comb += apply.eq(v_s | (nofetch & bit_k).any())
+            m.d.comb += [ls.wr_addr.eq(flat(lcur, sect)), ls.wr_data.eq(merged),
+                         ls.op_sect.eq(sect)]
+            with m.If(ls.wr_ok):
+                m.d.comb += [ls.wr_en.eq(apply), ls.op_wset.eq(apply)]
+                with m.If(~apply):
+                    m.d.sync += dropped.eq(1)
+                m.d.sync += wk.eq(wk + 1)
+                m.d.sync += goto(Mux(eq(wk + 1, pn), fsm.code("LACK"), fsm.code("LWRD")))
+        with m.Elif(at("LACK")):
+            m.d.comb += [self.busy.eq(1), self.c_en.eq(1), self.c_slot.eq(self.req_base),
+                         self.c_set_a.eq(self.take_ab[0]), self.c_set_b.eq(self.take_ab[1]),
+                         self.c_err.eq(Mux(dropped, E_POISON, 0))]
+            with m.If(self.c_grant):
+                m.d.sync += goto("NEXT")
 
         # (ND of the page is set at route_now & mode & wr & ~e_pool once the ND array is built)
         return m

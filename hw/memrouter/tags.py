@@ -16,10 +16,18 @@ from hw.common.lintops import eq_const, select
 from hw.memrouter.layouts import MRSP_L, slot_add
 from hw.memrouter.rob import comp_signature
 
-__all__ = ["PortTags", "KIND_RD", "KIND_WR"]
+__all__ = ["PortTags", "KIND_RD", "KIND_WR", "KIND_FILL", "KIND_WB", "dest_width"]
 
-KIND_RD, KIND_WR = 0, 1
+KIND_RD, KIND_WR, KIND_FILL, KIND_WB = 0, 1, 2, 3
 E_POISON = 3
+
+
+def dest_width(params):
+    """Width of a tag's destination: a response-buffer slot, or a flat line sector (line · NS
+    + sector) for a fill."""
+    sw = (params.ROB_BEATS - 1).bit_length()
+    lw = max(1, (params.NUM_LINES - 1).bit_length())
+    return max(sw, lw + (params.NS - 1).bit_length())
 
 
 class PortTags(wiring.Component):
@@ -35,8 +43,10 @@ class PortTags(wiring.Component):
     -------
     take_en, take_port, take_kind, take_proc, take_slot, take_ab : In
         Allocate tag ``next_tag[take_port]`` of that port with its destination: a direct read's
-        first beat slot (kind RD; beat k goes to slot + k), or a direct write's base slot and
-        the flags its ack sets (kind WR, ``ab`` = set_a | set_b << 1).
+        first beat slot (kind RD; beat k goes to slot + k), a direct write's base slot and
+        the flags its ack sets (kind WR, ``ab`` = set_a | set_b << 1), a fill's first flat line
+        sector (kind FILL; beat k fills sector slot + k), or nothing (kind WB, a write-back
+        whose ack is only counted).
     avail : Out(ports)
         Ports with a free tag.
     next_tag : Out, one per port
@@ -44,6 +54,8 @@ class PortTags(wiring.Component):
     mrsp : In(stream.Signature(MRSP_L)).array(ports)
     c_* : Out
         The completion bus (:func:`hw.memrouter.rob.comp_signature`).
+    f_en, f_addr, f_poison, f_data : Out
+        A fill beat for the line store (kind FILL; not on the completion bus).
     inflight : Out, one per port
         Tags in use.
     """
@@ -53,11 +65,14 @@ class PortTags(wiring.Component):
         self.ports = params.N_OFF + 1
         self.ntags = ntags
         self.tw = (ntags - 1).bit_length()
-        sw = (params.ROB_BEATS - 1).bit_length()
+        dw = dest_width(params)
+        lw = max(1, (params.NUM_LINES - 1).bit_length())
         comp = {f"c_{k}": Out(w) for k, w in comp_signature(params).items()}
         super().__init__({
-            "take_en": In(1), "take_port": In(3), "take_kind": In(1), "take_proc": In(2),
-            "take_slot": In(sw), "take_ab": In(2),
+            "take_en": In(1), "take_port": In(3), "take_kind": In(2), "take_proc": In(2),
+            "take_slot": In(dw), "take_ab": In(2),
+            "f_en": Out(1), "f_addr": Out(lw + (params.NS - 1).bit_length()),
+            "f_poison": Out(1), "f_data": Out(256),
             "avail": Out(self.ports), "next_tag": Out(self.tw).array(self.ports),
             "mrsp": In(stream.Signature(MRSP_L)).array(self.ports),
             **comp,
@@ -68,9 +83,10 @@ class PortTags(wiring.Component):
         m = Module()
         p, nt, tw = self.p, self.ntags, self.tw
         sw = (p.ROB_BEATS - 1).bit_length()
+        dw = dest_width(p)
         m.submodules.arb = arb = RoundRobinArbiter(self.ports)
         # a response beat transfers (the completion-bus write); the grant is then used
-        taken = self.c_en
+        taken = Signal()
         m.d.comb += [arb.req.eq(Cat(self.mrsp[j].valid for j in range(self.ports))),
                      taken.eq(Cat(self.mrsp[j].valid & self.mrsp[j].ready
                                   for j in range(self.ports)).any()),
@@ -84,9 +100,9 @@ class PortTags(wiring.Component):
         counts = []
         for j in range(self.ports):
             used = Signal(nt, name=f"used{j}")
-            kind = [Signal(1, name=f"kind{j}_{t}") for t in range(nt)]
+            kind = [Signal(2, name=f"kind{j}_{t}") for t in range(nt)]
             proc = [Signal(2, name=f"proc{j}_{t}") for t in range(nt)]
-            slot = [Signal(sw, name=f"slot{j}_{t}") for t in range(nt)]
+            slot = [Signal(dw, name=f"slot{j}_{t}") for t in range(nt)]
             ab = [Signal(2, name=f"ab{j}_{t}") for t in range(nt)]
             k = Signal(5, name=f"beat{j}")
             counts.append(k)
@@ -128,10 +144,14 @@ class PortTags(wiring.Component):
         k = select(counts, g)
         rd = self.c_beat
         m.d.comb += rd.eq(eq_const(kind, KIND_RD))
+        m.d.comb += self.c_en.eq(taken & (rd | eq_const(kind, KIND_WR)))
+        m.d.comb += [self.f_en.eq(taken & eq_const(kind, KIND_FILL)),
+                     self.f_addr.eq(slot + k), self.f_poison.eq(beat.poison),
+                     self.f_data.eq(beat.data)]
         m.d.comb += [
             self.c_proc.eq(select(info_proc, g)),
-            self.c_slot.eq(Mux(rd, slot_add(slot, k, p.ROB_BEATS),
-                               slot)),
+            self.c_slot.eq(Mux(rd, slot_add(slot[:sw], k, p.ROB_BEATS),
+                               slot[:sw])),
             self.c_set_a.eq(rd | ab[0]), self.c_set_b.eq(rd | ab[1]),
             self.c_data.eq(beat.data),
             self.c_err.eq(Mux(rd & beat.poison, E_POISON, 0)),

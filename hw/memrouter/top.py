@@ -2,10 +2,11 @@
 page table, per-port class queues and QoS arbiters, tags and the response buffers, PT_INIT and
 the CSR block.
 
-Built so far: the direct path (NEAR parts, and FAR parts with FAR_ALLOC = 0) with every check,
-split, merge, error response and counter of it. The migration cache and engine are not built
-yet: a FAR part is sent directly as class FAR whatever FAR_ALLOC says, MIG_CMD writes are
-refused, LINE_STATUS reads 0 and no event is produced.
+Built so far: the direct path (NEAR parts, and FAR parts with FAR_ALLOC = 0) and the line
+service of the migration cache (parts of pages with a line, allocation with FAR_ALLOC = 1,
+demand fills, eviction with write-back, FLUSH, LINE_STATUS, ALLOC / EVICT events), with every
+check, split, merge, error response and counter of them. The migration engine is not built
+yet: MIG_CMD writes are refused and no line is ever locked.
 """
 
 from amaranth import C, Cat, Module, Mux, Signal
@@ -112,7 +113,7 @@ class Memrouter(wiring.Component):
         wiring.connect(m, wiring.flipped(self.csr_req), csr.csr_req)
         wiring.connect(m, csr.csr_rsp, wiring.flipped(self.csr_rsp))
         ctrl = csr.ctrl
-        mode, uth_en = ctrl[0], ctrl[8]           # (ctrl[1], MIG_STALL: the engine's)
+        mode, mig_stall, far_alloc, uth_en = ctrl[0], ctrl[1], ctrl[5], ctrl[8]
 
         # PT_INIT: waits for the router to be quiet, holds the intake while it runs
         quiet = Signal()
@@ -165,7 +166,12 @@ class Memrouter(wiring.Component):
             route.req_valid.eq(intake.req_valid), intake.req_pop.eq(route.req_pop),
             route.wd_valid.eq(intake.wd_valid), route.wd_data.eq(intake.wd_data),
             route.wd_be.eq(intake.wd_be), intake.wd_pop.eq(route.wd_pop),
-            route.mode.eq(mode),
+            route.mode.eq(mode), route.mig_stall.eq(mig_stall), route.far_alloc.eq(far_alloc),
+            route.f_en.eq(tags.f_en), route.f_addr.eq(tags.f_addr),
+            route.f_poison.eq(tags.f_poison), route.f_data.eq(tags.f_data),
+            route.inval_all.eq(ptinit.accepted), route.window.eq(csr.window),
+            route.flush.eq(csr.flush), csr.flushing.eq(route.flushing),
+            route.csr_ppn.eq(csr.pt_addr), csr.pt_has_line.eq(route.csr_hit),
             route.tag_ok.eq(tags.avail),
             tags.take_en.eq(route.take_en), tags.take_port.eq(route.iss_port),
             tags.take_kind.eq(route.take_kind), tags.take_proc.eq(route.take_proc),
@@ -173,6 +179,8 @@ class Memrouter(wiring.Component):
         ]
         for j in range(nports):
             m.d.comb += route.tag_next[j].eq(tags.next_tag[j])
+        for i in range(p.NUM_LINES):
+            m.d.comb += csr.line_status[i].eq(route.status[i])
 
         # class queues and QoS per port
         ready = Signal(nports * 2)
@@ -216,10 +224,9 @@ class Memrouter(wiring.Component):
             elif name in ("proc", "slot", "err"):
                 m.d.comb += bus.eq(Mux(tags.c_en, getattr(tags, f"c_{name}"),
                                        getattr(route, f"c_{name}")))
-            elif name in ("set_a", "set_b"):
-                m.d.comb += bus.eq(Mux(tags.c_en, getattr(tags, f"c_{name}"), 1))
             else:
-                m.d.comb += bus.eq(Mux(tags.c_en, getattr(tags, f"c_{name}"), 0))
+                m.d.comb += bus.eq(Mux(tags.c_en, getattr(tags, f"c_{name}"),
+                                       getattr(route, f"c_{name}")))
             for rob in robs:
                 m.d.comb += getattr(rob, f"c_{name}").eq(bus)
         m.d.comb += route.c_grant.eq(~tags.c_en)
@@ -229,7 +236,8 @@ class Memrouter(wiring.Component):
             "PREQ_BEATS": intake.beat,
             "PRSP_BEATS": sum(rob.beat_sent for rob in robs),
             "SECT_HBM": route.sect_hbm, "SECT_NEARM": route.sect_nearm,
-            "SECT_FARD": route.sect_fard,
+            "SECT_FARD": route.sect_fard, "SECT_LINE": route.sect_line,
+            "SECT_FILL": route.sect_fill, "EVICTS": route.evicts, "WB_SECT": route.wb_sect,
             "ERR_RANGE": route.err_range, "ERR_UNMAPPED": route.err_unmapped,
             "ERR_POISON": sum(rob.poison_sent for rob in robs),
         }
@@ -237,5 +245,8 @@ class Memrouter(wiring.Component):
             m.d.comb += getattr(csr, f"inc_{name.lower()}").eq(incs.get(name, 0))
         empty = Cat(rob.empty for rob in robs).all()
         m.d.comb += csr.status_idle.eq(quiet & empty)
-        m.d.comb += [self.evt.valid.eq(0)]
+        ev = self.evt.payload
+        m.d.comb += [self.evt.valid.eq(route.evt_valid), ev.code.eq(route.evt_code),
+                     ev.line.eq(route.evt_line), ev.ppn.eq(route.evt_ppn),
+                     ev.arg.eq(route.evt_arg)]
         return m

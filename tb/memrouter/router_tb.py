@@ -10,17 +10,22 @@ data, err) per port in order (MR-F44, MR-V3, MR-V4, MR-E14), the multiset of mem
 per-port beat counters read through the CSRs, and the touched device sectors of the port
 models.
 
-Testcases: ``random_traffic``, ``static_map`` (MR-V1), ``directed_gv11`` (MR-GV11 rows of the
-direct path), ``csr_map``.
+With ``FAR_ALLOC=1`` in the environment, CTRL.FAR_ALLOC is set after reset: far pages are then
+served through the migration cache's lines (allocation, demand fills, eviction), and the
+events (ALLOC, EVICT) and LINE_STATUS are compared as well; the run ends with a FLUSH.
+
+Testcases: ``random_traffic``.
 """
 
 import collections
+import os
 
 import cocotb
 from cocotb.triggers import RisingEdge
 
 from golden.memrouter.csr import Csr, OFFSETS
-from golden.memrouter.formats import CSRREQ, CSRRSP, E_POISON, FULL_BE, PREQ, PRSP, UNMAPPED_PTE
+from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, EVT, FULL_BE, PREQ, PRSP,
+                                      UNMAPPED_PTE)
 from golden.memrouter.ifmap import pt_init
 from golden.memrouter.params import CFG_NAMES, reference
 from golden.memrouter.router import COUNTERS, Router
@@ -64,6 +69,17 @@ class Bench:
         self.ports = PyPorts(dut, self.p, self.cfg, self._mreq)
         self.reqs = [[] for _ in range(self.p.N_PROC)]     # (nb, wr) per request, per port
         self.stopped = set()
+        self.events = []
+        cocotb.start_soon(self._watch_events())
+
+    async def _watch_events(self):
+        """Record every ``evt`` beat (the stream has no ready)."""
+        valid, payload = self.dut.evt__valid, self.dut.evt__payload
+        while True:
+            await RisingEdge(self.dut.clk)
+            if int(valid.value):
+                ev = EVT.unpack(int(payload.value))
+                self.events.append((ev["code"], ev["line"], ev["ppn"], ev["arg"]))
 
     def _mreq(self, j, beat):
         self.mreqs[(j, beat["cls"], beat["addr"], beat["len"] + 1, beat["wr"])] += 1
@@ -185,9 +201,33 @@ class Bench:
             g.settle()
         return [g.responses(i) for i in range(self.p.N_PROC)]
 
-    async def check(self):
-        """Compare responses, memory requests, counters and touched memory with golden."""
+    async def flush(self):
+        """CMD = FLUSH on both, then wait until the RTL's flush is over (STATUS[4])."""
+        await self.csr_both("CMD", True, 2)
+        self.golden.settle()
+        for _ in range(20_000):
+            rdata, _ = await self.csr("STATUS")
+            if not rdata >> 4 & 1:
+                return
+        raise AssertionError("FLUSH never ended")
+
+    async def check(self, flush=False):
+        """Compare responses, memory requests, counters, events, LINE_STATUS and touched memory
+        with golden (after a FLUSH of both when ``flush``)."""
         expected = self.run_golden()
+        for k in range(self.p.NUM_LINES):
+            rdata, _ = await self.csr(0x400 + 4 * k)
+            assert rdata == self.golden.lines[k].status(), \
+                f"LINE_STATUS {k}: RTL {rdata:#x}, golden {self.golden.lines[k].status():#x}"
+        if flush:
+            await self.flush()
+            await self.cycles(200)
+        first = next((k for k, (x, y) in enumerate(zip(self.events, self.golden.events))
+                      if x != y), None)
+        assert self.events == self.golden.events, (
+            f"events differ (RTL {len(self.events)}, golden {len(self.golden.events)}; first "
+            f"difference at {first}: RTL {self.events[first:first + 3] if first is not None else ''}, "
+            f"golden {self.golden.events[first:first + 3] if first is not None else ''})")
         for i in range(self.p.N_PROC):
             got = [t.fields for t in self.rsp[i].transfers]
             k = 0
@@ -249,6 +289,9 @@ async def random_traffic(dut):
     b = Bench(dut)
     await b.start()
     rng = b.rng
+    far_alloc = int(os.environ.get("FAR_ALLOC", "0"))
+    if far_alloc:
+        await b.csr_both("CTRL", True, b.cfg.ctrl | 1 << 5)
     pages = pt_init(b.p, b.cfg).pages
     pages_g = pages << b.p.LOG2G
     # one page unmapped (E_UNMAPPED), poison on two HBM sectors of page 0 (MR-E6)
@@ -262,15 +305,27 @@ async def random_traffic(dut):
         b.golden.ports[port0].poison.add(a)
     hot = ([rng.randrange(0, pages_g, 32) for _ in range(8)] + [32, 64]
            + [(unm << b.p.LOG2G) + 32 * rng.randrange(b.p.NS)])
+    if far_alloc:
+        # two more poisoned sectors, of a far page (poisoned fills, MR-E7, MR-E8)
+        init = pt_init(b.p, b.cfg)
+        far = [q for q in range(pages) if init.pt[q].pool == 1 and q != unm]
+        fp = rng.choice(far)
+        for k, s in enumerate((rng.randrange(b.p.NS), rng.randrange(b.p.NS)), start=2):
+            a = init.pt[fp].desc.dev(32 * s, b.p.LOG2G)
+            b.ports.models[init.pt[fp].port].poison[k] = a
+            b.golden.ports[init.pt[fp].port].poison.add(a)
+            hot.append((fp << b.p.LOG2G) + 32 * s)
+        dut._log.info(f"poisoned far page {fp}, hot {hot}")
     n = int(env.params().get("REQS", 600))
     for k in range(n):
         proc = rng.randrange(b.p.N_PROC)
         addr, nb, wr, be = random_request(b, hot, pages_g)
         b.send(proc, addr, nb, wr, k & 0xFF, be=be)
     await b.drain()
-    await b.check()
+    await b.check(flush=bool(far_alloc))
     errs = collections.Counter(beat["err"] for mon in b.rsp for beat in
                                (t.fields for t in mon.transfers))
     dut._log.info(f"{n} requests, {sim_cycle()} cycles, beats by err {dict(errs)}, "
-                  f"{sum(b.mreqs.values())} memory requests")
+                  f"{sum(b.mreqs.values())} memory requests, counters "
+                  f"{ {k: v for k, v in b.golden.counters.items() if v} }, {len(b.events)} events")
     assert errs[1] and errs[2] and errs[E_POISON], f"error coverage {dict(errs)}"

@@ -25,3 +25,14 @@ def test_router_random_traffic_matches_golden(build, seed):
     memory requests (port, class, device address, length, direction), the counters and the
     per-port beat counters, and the written device sectors equal the golden router's."""
     run(build, seed, "random_traffic")
+
+
+@pytest.mark.req("MR-F9", "MR-F11", "MR-F12", "MR-F13", "MR-F14", "MR-F15", "MR-F16", "MR-F17",
+                 "MR-F47", "MR-F49", "MR-E7", "MR-E8")
+def test_router_line_service_matches_golden(seed):
+    """The same random traffic with FAR_ALLOC = 1 (far pages served through 8 lines: allocation,
+    LRU victims, demand fills, merges, poisoned fills, dirty write-back) and a final FLUSH:
+    responses, memory requests, counters (SECT_LINE, SECT_FILL, EVICTS, WB_SECT), ALLOC / EVICT
+    events in order, LINE_STATUS before the flush, and the written sectors equal the golden
+    router's."""
+    run("B", seed, "random_traffic", FAR_ALLOC=1)

@@ -1,0 +1,202 @@
+"""The migration cache's line state and data (spec §4.5, §4.6, MR-F9, MR-F12..F18): NUM_LINES
+page-sized lines, each with a tag, lock / nomig / mod flags, an 8-bit access counter and NS-bit
+valid, dirty and pending vectors; the sector data of all lines in one memory; true LRU order;
+the allocation victim; LINE_STATUS.
+
+The state is changed by one owner (the routing stage's line service) through the ``op_*``
+inputs, which act on line ``cur``, and by fill returns, which have priority on the data memory
+(a fill beat is stored and marks its sector valid, or, poisoned, only clears its pending bit).
+"""
+
+from amaranth import C, Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.common.lintops import eq, eq_const, is_zero, nonzero, select, shift_left, tree_sum
+
+__all__ = ["LineStore"]
+
+
+class LineStore(wiring.Component):
+    """Lines of the migration cache.
+
+    Parameters
+    ----------
+    params : golden.memrouter.params.MemrouterParams
+    pw : int
+        Width of a page number.
+
+    Members
+    -------
+    look_ppn : In(pw); hit : Out(1); hit_line : Out(lw)
+        Tag lookup (combinational): the line holding page ``look_ppn``.
+    csr_ppn : In(pw); csr_hit : Out(1)
+        A second lookup, for the CSR block (PT_DATA writes to a page with a line are refused).
+    cur : In(lw)
+        The line the ``op_*`` inputs act on.
+    cur_tv, cur_tag, cur_valid, cur_dirty, cur_pending : Out
+        Its state.
+    vic_ok, vic_line, vic_tv : Out
+        The allocation victim (MR-F16): the lowest-index free line, else the LRU line that is
+        unlocked and has no fill in flight; ``vic_ok`` = 0: none, wait.
+    op_alloc, op_ppn : In
+        Line ``cur`` now holds page ``op_ppn``: flags, counter and vectors cleared, MRU.
+    op_free : In(1)
+        Line ``cur`` becomes invalid (end of an eviction).
+    op_access, op_wr : In(1)
+        A processor part is served by line ``cur``: counter +1 (saturating), MRU, mod if a
+        write.
+    op_pend : In(NS)
+        Sectors of line ``cur`` whose fills are issued now.
+    op_dclr : In(NS)
+        Dirty sectors of line ``cur`` written back now.
+    op_wset, op_sect : In
+        Sector ``op_sect`` of line ``cur`` is written: valid and dirty.
+    inval_all : In(1)
+        PT_INIT: every line invalid, no write-back (MR-F6).
+    window : In(32)
+        WINDOW: every counter is cleared in each cycle where the free-running cycle count is a
+        multiple of it (0: never, MR-F18).
+    f_en, f_addr, f_poison, f_data : In
+        A fill beat for flat sector ``f_addr`` = line · NS + sector.
+    rd_addr : In(aw); rd_data : Out(256)
+        Data read port (the sector at the previous cycle's address).
+    wr_en, wr_addr, wr_data : In; wr_ok : Out(1)
+        Data write port of the owner; it writes only when ``wr_ok`` (no fill beat this cycle).
+    status : Out(32).array(NUM_LINES)
+        LINE_STATUS per line: [0] valid, [1] lock, [2] nomig, [15:4] valid count, [31:16] ppn.
+    """
+
+    def __init__(self, params, pw):
+        self.p = params
+        nl, ns = params.NUM_LINES, params.NS
+        self.lw = max(1, (nl - 1).bit_length())
+        self.sw = (ns - 1).bit_length()
+        self.aw = self.lw + self.sw
+        self.pw = pw
+        super().__init__({
+            "look_ppn": In(pw), "hit": Out(1), "hit_line": Out(self.lw),
+            "csr_ppn": In(pw), "csr_hit": Out(1),
+            "cur": In(self.lw), "cur_tv": Out(1), "cur_tag": Out(pw),
+            "cur_valid": Out(ns), "cur_dirty": Out(ns), "cur_pending": Out(ns),
+            "vic_ok": Out(1), "vic_line": Out(self.lw), "vic_tv": Out(1),
+            "op_alloc": In(1), "op_ppn": In(pw), "op_free": In(1),
+            "op_access": In(1), "op_wr": In(1), "op_pend": In(ns), "op_dclr": In(ns),
+            "op_wset": In(1), "op_sect": In(self.sw), "inval_all": In(1), "window": In(32),
+            "f_en": In(1), "f_addr": In(self.aw), "f_poison": In(1), "f_data": In(256),
+            "rd_addr": In(self.aw), "rd_data": Out(256),
+            "wr_en": In(1), "wr_addr": In(self.aw), "wr_data": In(256), "wr_ok": Out(1),
+            "status": Out(32).array(nl),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.p
+        nl, ns, lw, sw = p.NUM_LINES, p.NS, self.lw, self.sw
+
+        tv = Signal(nl)
+        lock = Signal(nl)               # (set by the migration engine, not built yet)
+        nomig = Signal(nl)
+        mod = Signal(nl)
+        tag = [Signal(self.pw, name=f"tag{i}") for i in range(nl)]
+        cnt = [Signal(8, name=f"cnt{i}") for i in range(nl)]
+        valid = [Signal(ns, name=f"valid{i}") for i in range(nl)]
+        dirty = [Signal(ns, name=f"dirty{i}") for i in range(nl)]
+        pending = [Signal(ns, name=f"pending{i}") for i in range(nl)]
+        order = [Signal(lw, init=k, name=f"lru{k}") for k in range(nl)]     # [0] = LRU
+
+        # lookups
+        def lookup(ppn, hit, line=None):
+            hits = Cat(tv[i] & eq(tag[i], ppn) for i in range(nl))
+            m.d.comb += hit.eq(hits.any())
+            if line is not None:
+                for i in range(nl):
+                    with m.If(hits[i]):
+                        m.d.comb += line.eq(i)
+        lookup(self.look_ppn, self.hit, self.hit_line)
+        lookup(self.csr_ppn, self.csr_hit)
+
+        cur = self.cur
+        m.d.comb += [self.cur_tv.eq(select([tv[i] for i in range(nl)], cur)),
+                     self.cur_tag.eq(select(tag, cur)),
+                     self.cur_valid.eq(select(valid, cur)),
+                     self.cur_dirty.eq(select(dirty, cur)),
+                     self.cur_pending.eq(select(pending, cur))]
+
+        # victim: lowest free line, else the first LRU-ordered line that may be evicted
+        busy = Cat(lock[i] | nonzero(pending[i]) for i in range(nl))
+        m.d.comb += self.vic_tv.eq(1)
+        for k in reversed(range(nl)):
+            with m.If(~select([busy[i] for i in range(nl)], order[k])):
+                m.d.comb += [self.vic_ok.eq(1), self.vic_line.eq(order[k])]
+        for i in reversed(range(nl)):
+            with m.If(~tv[i]):
+                m.d.comb += [self.vic_ok.eq(1), self.vic_line.eq(i), self.vic_tv.eq(0)]
+
+        # LRU: the touched line moves to the end, the lines after it one place forward
+        touch = Signal()
+        m.d.comb += touch.eq(self.op_alloc | self.op_access)
+        at_or_after = Signal(nl)
+        for k in range(nl):
+            m.d.comb += at_or_after[k].eq(Cat(eq(order[j], cur) for j in range(k + 1)).any())
+        with m.If(touch):
+            for k in range(nl - 1):
+                with m.If(at_or_after[k]):
+                    m.d.sync += order[k].eq(order[k + 1])
+            m.d.sync += order[nl - 1].eq(cur)
+
+        # access-counter window (a free-running count modulo WINDOW)
+        wcyc = Signal(32)
+        wrap = Signal()
+        m.d.comb += wrap.eq(nonzero(self.window) & eq(wcyc + 1, self.window))
+        m.d.sync += wcyc.eq(Mux(wrap, 0, wcyc + 1))
+        win_clear = Signal()
+        m.d.comb += win_clear.eq(nonzero(self.window) & is_zero(wcyc))
+
+        # per-line updates
+        f_line = self.f_addr[sw:]
+        f_bit = Signal(ns)
+        w_bit = Signal(ns)
+        m.d.comb += [f_bit.eq(shift_left(C(1, 1), self.f_addr[:sw], ns)),
+                     w_bit.eq(shift_left(C(1, 1), self.op_sect, ns))]
+        for i in range(nl):
+            mine = Signal(name=f"cur_is{i}")
+            fill = Signal(name=f"fill_is{i}")
+            m.d.comb += [mine.eq(eq_const(cur, i)), fill.eq(self.f_en & eq_const(f_line, i))]
+            alloc = self.op_alloc & mine
+            v_set = Mux(fill & ~self.f_poison, f_bit, 0) | Mux(self.op_wset & mine, w_bit, 0)
+            m.d.sync += [
+                valid[i].eq(Mux(alloc, 0, valid[i]) | v_set),
+                dirty[i].eq((Mux(alloc, 0, dirty[i]) & ~Mux(mine, self.op_dclr, 0))
+                            | Mux(self.op_wset & mine, w_bit, 0)),
+                pending[i].eq((Mux(alloc, 0, pending[i]) & ~Mux(fill, f_bit, 0))
+                              | Mux(mine, self.op_pend, 0)),
+            ]
+            with m.If(alloc):
+                m.d.sync += [tv[i].eq(1), tag[i].eq(self.op_ppn), lock[i].eq(0), nomig[i].eq(0),
+                             mod[i].eq(0), cnt[i].eq(0)]
+            with m.Elif(self.op_free & mine):
+                m.d.sync += tv[i].eq(0)
+            with m.Elif(self.op_access & mine):
+                m.d.sync += mod[i].eq(mod[i] | self.op_wr)
+                m.d.sync += cnt[i].eq(Mux(eq_const(cnt[i], 255), 255, cnt[i] + 1))
+            with m.If(win_clear):
+                m.d.sync += cnt[i].eq(0)
+            with m.If(self.inval_all):
+                m.d.sync += tv[i].eq(0)
+            vcount = Signal(12, name=f"vcount{i}")
+            m.d.comb += vcount.eq(tree_sum(valid[i][k] for k in range(ns)))
+            m.d.comb += self.status[i].eq(Cat(tv[i], lock[i], nomig[i], C(0, 1), vcount,
+                                              Cat(tag[i], C(0, 16))[:16]))
+
+        # sector data: fill beats first
+        m.submodules.sectors = sectors = Memory(shape=256, depth=nl * ns, init=[])
+        wp = sectors.write_port()
+        rp = sectors.read_port(transparent_for=[wp])
+        m.d.comb += self.wr_ok.eq(~self.f_en)
+        wp.en = self.f_en & ~self.f_poison | self.wr_en & ~self.f_en
+        wp.addr = Mux(self.f_en, self.f_addr, self.wr_addr)
+        wp.data = Mux(self.f_en, self.f_data, self.wr_data)
+        rp.addr, rp.data = self.rd_addr, self.rd_data
+        return m
