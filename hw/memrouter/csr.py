@@ -74,6 +74,11 @@ class CsrBlock(wiring.Component):
         Page ``pt_addr`` has a line (a PT_DATA write to it is refused, MR-E12).
     line_status : In(32).array(NUM_LINES)
         LINE_STATUS of each line.
+    mig_cmd_we, mig_arg : Out; cmd_full, mig_status, eng_busy : In
+        MIG_CMD: a write with EN_EXPLICIT = 1 goes to the engine with MIG_ARG (err = 1 when
+        its FIFO is full; the engine records REJ_FULL); MIG_STATUS; STATUS[2], STATUS[3].
+    clr_mig, prevalid_en, prevalid : In
+        MIG_START: MIG_WALK_FILLS, MIG_DEMAND_FILLS, MIG_FULL_WRITES cleared, MIG_PREVALID set.
     status_idle : In(1)
     inc_<COUNTER lower-case> : In(:func:`inc_width`)
         Increments of the counters at 0x200.
@@ -102,6 +107,9 @@ class CsrBlock(wiring.Component):
             "status_idle": In(1), "quiet": In(1), "init_pending": Out(1),
             "flush": Out(1), "flushing": In(1), "pt_has_line": In(1),
             "line_status": In(32).array(params.NUM_LINES),
+            "mig_cmd_we": Out(1), "mig_arg": Out(16), "cmd_full": In(1), "mig_status": In(32),
+            "eng_busy": In(1), "clr_mig": In(1), "prevalid_en": In(1),
+            "prevalid": In(range(params.NS + 1)),
         }
         for name in CFG_REGS:
             members[name.lower()] = Out(32, init=getattr(reset_cfg, name))
@@ -137,7 +145,13 @@ class CsrBlock(wiring.Component):
         for name in COUNTERS:
             c = Signal(32, name=f"cnt_{name.lower()}")
             counters[name] = c
-            m.d.sync += c.eq(Mux(clear, 0, c + getattr(self, f"inc_{name.lower()}")))
+            inc = getattr(self, f"inc_{name.lower()}")
+            if name in ("MIG_WALK_FILLS", "MIG_DEMAND_FILLS", "MIG_FULL_WRITES"):
+                m.d.sync += c.eq(Mux(clear, 0, Mux(self.clr_mig, 0, c) + inc))
+            elif name == "MIG_PREVALID":
+                m.d.sync += c.eq(Mux(clear, 0, Mux(self.prevalid_en, self.prevalid, c)))
+            else:
+                m.d.sync += c.eq(Mux(clear, 0, c + inc))
         beats = {}
         for j in range(self.ports):
             for k in PORT_BEATS:
@@ -150,13 +164,13 @@ class CsrBlock(wiring.Component):
         # read values and writability per offset: offset -> (value, writable register or None)
         ro = {
             OFFSETS["ID"]: C(ID_VALUE, 32),
-            OFFSETS["STATUS"]: Cat(self.init_busy, self.status_idle, C(0, 2), self.flushing,
-                                   C(0, 27)),
+            OFFSETS["STATUS"]: Cat(self.init_busy, self.status_idle, self.eng_busy,
+                                   self.cmd_full, self.flushing, C(0, 27)),
             OFFSETS["PAGES"]: self.pages,
             OFFSETS["HAND"]: self.hand,
             OFFSETS["NFREE_CNT"]: self.nfree_cnt,
             OFFSETS["FFREE_CNT"]: self.ffree_cnt,
-            OFFSETS["MIG_STATUS"]: C(0, 32),
+            OFFSETS["MIG_STATUS"]: self.mig_status,
         }
         for i, name in enumerate(COUNTERS):
             ro[0x200 + 4 * i] = counters[name]
@@ -165,7 +179,7 @@ class CsrBlock(wiring.Component):
                 ro[0x300 + 0x20 * j + 4 * i] = beats[(j, k)]
         for i in range(p.NUM_LINES):
             ro[0x400 + 4 * i] = self.line_status[i]
-        mig_arg = Signal(16)
+        mig_arg = self.mig_arg
         rw = {OFFSETS["CTRL"]: ctrl, OFFSETS["SLOT_LEN"]: slot_len,
               OFFSETS["PT_ADDR"]: pt_addr, OFFSETS["MIG_ARG"]: mig_arg}
         for name, sig in regs.items():
@@ -232,8 +246,9 @@ class CsrBlock(wiring.Component):
                             m.d.comb += push.eq(~full)
                             m.d.sync += err.eq(full)
                     else:
-                        # the migration engine is not built yet: every command is refused
-                        m.d.sync += err.eq(we)
+                        en_explicit = ctrl[2]
+                        m.d.comb += self.mig_cmd_we.eq(we & en_explicit)
+                        m.d.sync += err.eq(we & (~en_explicit | self.cmd_full))
             with m.Else():
                 m.d.sync += err.eq(1)
         with m.Elif(at("PT_READ")):                # the entry arrives in the next cycle

@@ -66,6 +66,24 @@ class LineStore(wiring.Component):
         Data write port of the owner; it writes only when ``wr_ok`` (no fill beat this cycle).
     status : Out(32).array(NUM_LINES)
         LINE_STATUS per line: [0] valid, [1] lock, [2] nomig, [15:4] valid count, [31:16] ppn.
+    op_lock : In(1)
+        With ``op_alloc``: the new line is locked (a line allocated for the migration engine).
+    cur_lock, cur_nomig, cur_cnt, cur_vcount : Out
+        More of line ``cur`` (the trigger conditions of §4.7).
+    e_line, e_valid, e_pending, e_dirty, e_mod : line ``e_line`` for the migration engine
+    e_lock, e_unlock, e_unlock_nomig, e_release : In(1)
+        Lock line ``e_line``; unlock it; unlock it with nomig set (ABORT); release it (invalid,
+        unlocked, no write-back).
+    e_release2, e_line2 : In
+        Release a second line in the same cycle (the end of a swap).
+    e_pend, e_dclr : In(NS); e_dall : In(1)
+        Walker fills issued; sectors written out; every sector dirty (the start of WRITE).
+    look2_ppn : In; hit2, hit2_line : Out
+        A third lookup (the engine's line_of).
+    rd2_addr : In; rd2_data : Out(256)
+        A second data read port (write-out).
+    pending_any, dirty_any : Out(NUM_LINES)
+        Lines with a fill in flight, lines with a dirty sector.
     """
 
     def __init__(self, params, pw):
@@ -88,6 +106,16 @@ class LineStore(wiring.Component):
             "rd_addr": In(self.aw), "rd_data": Out(256),
             "wr_en": In(1), "wr_addr": In(self.aw), "wr_data": In(256), "wr_ok": Out(1),
             "status": Out(32).array(nl),
+            "op_lock": In(1),
+            "cur_lock": Out(1), "cur_nomig": Out(1), "cur_cnt": Out(8), "cur_vcount": Out(12),
+            "e_line": In(self.lw), "e_valid": Out(ns), "e_pending": Out(ns), "e_dirty": Out(ns),
+            "e_mod": Out(1),
+            "e_lock": In(1), "e_unlock": In(1), "e_unlock_nomig": In(1), "e_release": In(1),
+            "e_release2": In(1), "e_line2": In(self.lw),
+            "e_pend": In(ns), "e_dclr": In(ns), "e_dall": In(1),
+            "look2_ppn": In(pw), "hit2": Out(1), "hit2_line": Out(self.lw),
+            "rd2_addr": In(self.aw), "rd2_data": Out(256),
+            "pending_any": Out(nl), "dirty_any": Out(nl),
         })
 
     def elaborate(self, platform):
@@ -116,13 +144,23 @@ class LineStore(wiring.Component):
                         m.d.comb += line.eq(i)
         lookup(self.look_ppn, self.hit, self.hit_line)
         lookup(self.csr_ppn, self.csr_hit)
+        lookup(self.look2_ppn, self.hit2, self.hit2_line)
 
         cur = self.cur
         m.d.comb += [self.cur_tv.eq(select([tv[i] for i in range(nl)], cur)),
                      self.cur_tag.eq(select(tag, cur)),
                      self.cur_valid.eq(select(valid, cur)),
                      self.cur_dirty.eq(select(dirty, cur)),
-                     self.cur_pending.eq(select(pending, cur))]
+                     self.cur_pending.eq(select(pending, cur)),
+                     self.cur_lock.eq(select([lock[i] for i in range(nl)], cur)),
+                     self.cur_nomig.eq(select([nomig[i] for i in range(nl)], cur)),
+                     self.cur_cnt.eq(select(cnt, cur))]
+        el = self.e_line
+        m.d.comb += [self.e_valid.eq(select(valid, el)), self.e_pending.eq(select(pending, el)),
+                     self.e_dirty.eq(select(dirty, el)),
+                     self.e_mod.eq(select([mod[i] for i in range(nl)], el))]
+        m.d.comb += [self.pending_any.eq(Cat(nonzero(pending[i]) for i in range(nl))),
+                     self.dirty_any.eq(Cat(nonzero(dirty[i]) for i in range(nl)))]
 
         # victim: lowest free line, else the first LRU-ordered line that may be evicted
         busy = Cat(lock[i] | nonzero(pending[i]) for i in range(nl))
@@ -163,21 +201,34 @@ class LineStore(wiring.Component):
         for i in range(nl):
             mine = Signal(name=f"cur_is{i}")
             fill = Signal(name=f"fill_is{i}")
-            m.d.comb += [mine.eq(eq_const(cur, i)), fill.eq(self.f_en & eq_const(f_line, i))]
+            emine = Signal(name=f"eng_is{i}")
+            m.d.comb += [mine.eq(eq_const(cur, i)), fill.eq(self.f_en & eq_const(f_line, i)),
+                         emine.eq(eq_const(el, i))]
             alloc = self.op_alloc & mine
             v_set = Mux(fill & ~self.f_poison, f_bit, 0) | Mux(self.op_wset & mine, w_bit, 0)
             m.d.sync += [
                 valid[i].eq(Mux(alloc, 0, valid[i]) | v_set),
-                dirty[i].eq((Mux(alloc, 0, dirty[i]) & ~Mux(mine, self.op_dclr, 0))
-                            | Mux(self.op_wset & mine, w_bit, 0)),
+                dirty[i].eq((Mux(alloc, 0, dirty[i]) & ~Mux(mine, self.op_dclr, 0)
+                             & ~Mux(emine, self.e_dclr, 0))
+                            | Mux(self.op_wset & mine, w_bit, 0)
+                            | Mux(self.e_dall & emine, (1 << ns) - 1, 0)),
                 pending[i].eq((Mux(alloc, 0, pending[i]) & ~Mux(fill, f_bit, 0))
-                              | Mux(mine, self.op_pend, 0)),
+                              | Mux(mine, self.op_pend, 0) | Mux(emine, self.e_pend, 0)),
             ]
+            rel = Signal(name=f"release{i}")
+            m.d.comb += rel.eq(self.e_release & emine
+                               | self.e_release2 & eq_const(self.e_line2, i))
             with m.If(alloc):
-                m.d.sync += [tv[i].eq(1), tag[i].eq(self.op_ppn), lock[i].eq(0), nomig[i].eq(0),
-                             mod[i].eq(0), cnt[i].eq(0)]
-            with m.Elif(self.op_free & mine):
-                m.d.sync += tv[i].eq(0)
+                m.d.sync += [tv[i].eq(1), tag[i].eq(self.op_ppn), lock[i].eq(self.op_lock),
+                             nomig[i].eq(0), mod[i].eq(0), cnt[i].eq(0)]
+            with m.Elif(rel):
+                m.d.sync += [tv[i].eq(0), lock[i].eq(0)]
+            with m.Elif(self.e_lock & emine):
+                m.d.sync += lock[i].eq(1)
+            with m.Elif((self.e_unlock | self.e_unlock_nomig) & emine):
+                m.d.sync += [lock[i].eq(0), nomig[i].eq(nomig[i] | self.e_unlock_nomig)]
+            with m.If(self.op_free & mine):
+                m.d.sync += [tv[i].eq(0), lock[i].eq(0)]
             with m.Elif(self.op_access & mine):
                 m.d.sync += mod[i].eq(mod[i] | self.op_wr)
                 m.d.sync += cnt[i].eq(Mux(eq_const(cnt[i], 255), 255, cnt[i] + 1))
@@ -187,6 +238,8 @@ class LineStore(wiring.Component):
                 m.d.sync += tv[i].eq(0)
             vcount = Signal(12, name=f"vcount{i}")
             m.d.comb += vcount.eq(tree_sum(valid[i][k] for k in range(ns)))
+            with m.If(mine):
+                m.d.comb += self.cur_vcount.eq(vcount)
             m.d.comb += self.status[i].eq(Cat(tv[i], lock[i], nomig[i], C(0, 1), vcount,
                                               Cat(tag[i], C(0, 16))[:16]))
 
@@ -194,6 +247,8 @@ class LineStore(wiring.Component):
         m.submodules.sectors = sectors = Memory(shape=256, depth=nl * ns, init=[])
         wp = sectors.write_port()
         rp = sectors.read_port(transparent_for=[wp])
+        rp2 = sectors.read_port(transparent_for=[wp])
+        rp2.addr, rp2.data = self.rd2_addr, self.rd2_data
         m.d.comb += self.wr_ok.eq(~self.f_en)
         wp.en = self.f_en & ~self.f_poison | self.wr_en & ~self.f_en
         wp.addr = Mux(self.f_en, self.f_addr, self.wr_addr)

@@ -17,12 +17,11 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from golden.memrouter.formats import EV_ALLOC, EV_EVICT
-from hw.common.lintops import (bit_at, eq, eq_const, gt_const, is_zero, nonzero, select,
+from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, nonzero, select,
                                shift_left)
 from hw.common.statereg import StateReg
 from hw.memrouter.layouts import PTE_W, pte_fields, slot_add
 from hw.memrouter.intake import req_fields
-from hw.memrouter.linestore import LineStore
 from hw.memrouter.tags import KIND_FILL, KIND_RD, KIND_WB, KIND_WR, dest_width
 
 assert (KIND_RD, KIND_WR) == (0, 1)         # a direct part's kind is the request's wr bit
@@ -54,7 +53,8 @@ def merge_be(old, new, be):
     return Cat(Mux(be[b], new[8 * b:8 * b + 8], old[8 * b:8 * b + 8]) for b in range(32))
 
 E_RANGE, E_UNMAPPED, E_POISON = 1, 2, 3
-UNMAPPED, MIGRATING = 0, 2
+UNMAPPED, STABLE, MIGRATING = 0, 1, 2
+SRC_ACC, SRC_SECT = 1, 2
 NEAR, FAR = 0, 1
 
 
@@ -96,15 +96,31 @@ class Route(wiring.Component):
         ALLOC and EVICT events.
     flush : In(1); flushing : Out(1)
         CMD = FLUSH (a pulse), and the flush is pending or running (MR-F47).
-    f_en, f_addr, f_poison, f_data : In
-        Fill beats from the response side.
-    inval_all, window, csr_ppn, csr_hit, status : see :class:`~hw.memrouter.linestore.LineStore`
+    eng_hold : In(1); eng_safe : Out(1)
+        The migration engine holds the stage between parts; it is held (idle, or waiting on a
+        MIGRATING page with its PT entry read again next).
+    ealloc_req, ealloc_ppn : In; ealloc_done, ealloc_line : Out
+        Allocate a locked line for the engine (with eviction of the victim).
+    eevict_req, eevict_line : In; eevict_done : Out
+        Evict and free a line for the engine (ABORT).
+    eng_idle : In(1)
+        FLUSH waits for it.
+    walk_ok : Out(1)
+        The stage is not deciding or issuing demand fills (the walker may issue).
+    ref_en, ref_ppn, nd_en, nd_ppn : Out
+        REF of a routed part's page (MR-F37); ND of a page written directly in the near pool.
+    trig_en, trig_ppn, trig_src : Out; trig_ok : In
+        An automatic trigger (§4.7) when a part completes on a line.
+    en_acc, en_sect, t_acc, t_sect : In
+    mig_demand : Out(5); mig_full : Out(1)
+        MIG_DEMAND_FILLS and MIG_FULL_WRITES increments (the page is MIGRATING).
     busy : Out(1)
         A request is being routed.
     """
 
-    def __init__(self, params, tag_w=4):
+    def __init__(self, params, lines, tag_w=4):
         self.p = params
+        self.ls = lines
         self.ports = params.N_OFF + 1
         self.pw = (params.PT_ENTRIES - 1).bit_length()
         self.sw = (params.ROB_BEATS - 1).bit_length()
@@ -134,10 +150,15 @@ class Route(wiring.Component):
             "evt_valid": Out(1), "evt_code": Out(4), "evt_line": Out(4), "evt_ppn": Out(16),
             "evt_arg": Out(32),
             "flush": In(1), "flushing": Out(1),
-            "f_en": In(1), "f_addr": In(self.lw + self.nsw), "f_poison": In(1),
-            "f_data": In(256),
-            "inval_all": In(1), "window": In(32), "csr_ppn": In(self.pw), "csr_hit": Out(1),
-            "status": Out(32).array(params.NUM_LINES),
+            "eng_hold": In(1), "eng_safe": Out(1),
+            "ealloc_req": In(1), "ealloc_ppn": In(self.pw), "ealloc_done": Out(1),
+            "ealloc_line": Out(self.lw),
+            "eevict_req": In(1), "eevict_line": In(self.lw), "eevict_done": Out(1),
+            "eng_idle": In(1), "walk_ok": Out(1),
+            "ref_en": Out(1), "ref_ppn": Out(self.pw), "nd_en": Out(1), "nd_ppn": Out(self.pw),
+            "trig_en": Out(1), "trig_ppn": Out(self.pw), "trig_src": Out(2), "trig_ok": In(1),
+            "en_acc": In(1), "en_sect": In(1), "t_acc": In(32), "t_sect": In(32),
+            "mig_demand": Out(5), "mig_full": Out(1),
         })
         super().__init__(members)
 
@@ -148,13 +169,7 @@ class Route(wiring.Component):
         sec_w = lg - 5
         ml = p.MAX_LEN
 
-        m.submodules.lines = ls = LineStore(p, pw)
-        m.d.comb += [ls.f_en.eq(self.f_en), ls.f_addr.eq(self.f_addr),
-                     ls.f_poison.eq(self.f_poison), ls.f_data.eq(self.f_data),
-                     ls.inval_all.eq(self.inval_all), ls.window.eq(self.window),
-                     ls.csr_ppn.eq(self.csr_ppn), self.csr_hit.eq(ls.csr_hit)]
-        for i in range(p.NUM_LINES):
-            m.d.comb += self.status[i].eq(ls.status[i])
+        ls = self.ls
 
         addr, nb, wr = self.req_addr, self.req_nb, self.req_wr
         p0 = Signal(pw)
@@ -211,7 +226,7 @@ class Route(wiring.Component):
 
         # line service state
         lcur = Signal(self.lw)                  # the line being served or evicted
-        m.d.comb += [ls.cur.eq(lcur), ls.look_ppn.eq(ppn), ls.op_ppn.eq(ppn), ls.op_wr.eq(wr)]
+        m.d.comb += [ls.cur.eq(lcur), ls.look_ppn.eq(ppn), ls.op_wr.eq(wr)]
 
         def flat(line, sect):
             return Cat(sect[:self.nsw], line)
@@ -240,7 +255,17 @@ class Route(wiring.Component):
         wb_n = Signal(range(ns + 1))            # sectors written back by this eviction
         m.d.comb += self.wb_sect.eq(0)
         flushing = self.flushing
-        freeing = Signal()                      # the eviction frees the line (FLUSH)
+        freeing = Signal()                      # the eviction frees the line (FLUSH, engine)
+        single = Signal()                       # ... one line, for the engine
+        for_eng = Signal()                      # the allocation is the engine's
+        eppn = Signal(pw)
+        held = Signal()                         # PLOOK after a hold on a MIGRATING page
+        was_line = Signal()                     # the part was served by a line
+        e_state_r = Signal(2)
+        e_mig = Signal()                        # ... of a MIGRATING page
+        a_ppn = Signal(pw)
+        m.d.comb += a_ppn.eq(Mux(for_eng, eppn, ppn))
+        m.d.comb += [ls.op_ppn.eq(a_ppn), self.ealloc_line.eq(lcur)]
 
         # the write beats of a line part wait here for their sectors
         m.submodules.part_beats = pbuf = Memory(shape=256 + 32, depth=ml, init=[])
@@ -263,13 +288,23 @@ class Route(wiring.Component):
                         "ALLOC", "LACC", "LSCAN", "LFILL", "LWAIT", "LRD", "LWRD", "LWWR",
                         "LACK", "FLLINE"), "IDLE")
         at, goto = fsm.at, fsm.goto
+        m.d.comb += self.walk_ok.eq(~at("LACC") & ~at("LSCAN") & ~at("LFILL"))
 
+        m.d.comb += self.eng_safe.eq(at("IDLE") | (at("PLOOK") & held))
         with m.If(at("IDLE")):
             m.d.comb += self.pt_addr.eq(p0)
-            m.d.sync += [part.eq(0), unm.eq(0), wk.eq(0)]
-            with m.If(flushing):
+            m.d.sync += [part.eq(0), unm.eq(0), wk.eq(0), for_eng.eq(0), single.eq(0)]
+            with m.If(self.ealloc_req):
+                m.d.sync += [for_eng.eq(1), eppn.eq(self.ealloc_ppn)]
+                m.d.sync += goto("LALLOC")
+            with m.Elif(self.eevict_req):
+                m.d.sync += [lcur.eq(self.eevict_line), freeing.eq(1), single.eq(1)]
+                m.d.sync += goto("FLLINE")
+            with m.Elif(flushing & self.eng_idle):
                 m.d.sync += [lcur.eq(0), freeing.eq(1)]
                 m.d.sync += goto("FLLINE")
+            with m.Elif(self.eng_hold):
+                pass
             with m.Elif(self.req_valid):
                 with m.If(self.req_rng):
                     m.d.sync += code.eq(E_RANGE)
@@ -287,26 +322,30 @@ class Route(wiring.Component):
                 m.d.sync += code.eq(E_UNMAPPED)
                 m.d.sync += goto("REJECT")
             with m.Else():
-                # (REF of page 0 (part = 0) is set here once the REF array is built)
+                m.d.comb += [self.ref_en.eq(1), self.ref_ppn.eq(p0)]
                 with m.If(split):
                     m.d.sync += part.eq(1)
                     m.d.sync += goto("REF1")
                 with m.Else():
                     m.d.sync += goto("PLOOK")
         with m.Elif(at("REF1")):
-            m.d.comb += self.busy.eq(1)             # (REF of page 1)
+            m.d.comb += [self.busy.eq(1), self.ref_en.eq(1), self.ref_ppn.eq(ppn)]
             m.d.sync += part.eq(0)
             m.d.sync += goto("PLOOK")
         with m.Elif(at("PLOOK")):
             m.d.comb += self.busy.eq(1)
             m.d.sync += wk.eq(0)
-            m.d.sync += goto("PROUTE")
+            with m.If(~(held & self.eng_hold)):
+                m.d.sync += goto("PROUTE")
         with m.Elif(at("PROUTE")):
             m.d.comb += self.busy.eq(1)
             m.d.comb += [e_pool.eq(pool), e_port.eq(port), e_frame.eq(frame[:len(e_frame)])]
-            m.d.sync += [e_pool_r.eq(pool), e_port_r.eq(port), e_frame_r.eq(frame[:len(e_frame)])]
+            m.d.sync += [e_pool_r.eq(pool), e_port_r.eq(port), e_frame_r.eq(frame[:len(e_frame)]),
+                         e_state_r.eq(state), e_mig.eq(eq_const(state, MIGRATING)),
+                         was_line.eq(0)]
             hold = Signal()
             m.d.comb += hold.eq(eq_const(state, MIGRATING) & (self.mig_stall | ~ls.hit))
+            m.d.sync += held.eq(hold)
             with m.If(hold):
                 m.d.sync += goto("PLOOK")
             with m.Elif(ls.hit):
@@ -322,6 +361,7 @@ class Route(wiring.Component):
                     m.d.comb += [self.take_en.eq(1), route_now.eq(1)]
                     m.d.sync += goto("NEXT")
         with m.Elif(at("WBEAT")):
+            m.d.comb += [self.nd_en.eq(route_now & self.mode & ~e_pool), self.nd_ppn.eq(ppn)]
             m.d.comb += self.busy.eq(1)
             m.d.comb += [e_pool.eq(e_pool_r), e_port.eq(e_port_r), e_frame.eq(e_frame_r)]
             first = Signal()
@@ -336,6 +376,17 @@ class Route(wiring.Component):
                     m.d.sync += goto("NEXT")
         with m.Elif(at("NEXT")):
             m.d.comb += self.busy.eq(1)
+            # automatic triggers when a part completed on the line of a STABLE FAR page (§4.7)
+            cand = Signal()
+            m.d.comb += cand.eq(was_line & eq_const(e_state_r, STABLE) & e_pool_r
+                                & ~ls.cur_lock & ~ls.cur_nomig & self.trig_ok)
+            sect_hit = Signal()
+            acc_hit = Signal()
+            m.d.comb += [sect_hit.eq(self.en_sect & ge(ls.cur_vcount, self.t_sect)),
+                         acc_hit.eq(self.en_acc & ge(ls.cur_cnt, self.t_acc))]
+            m.d.comb += [self.trig_en.eq(cand & (sect_hit | acc_hit)), self.trig_ppn.eq(ppn),
+                         self.trig_src.eq(Mux(sect_hit, SRC_SECT, SRC_ACC))]
+            m.d.sync += was_line.eq(0)
             with m.If(split & ~part):
                 m.d.sync += part.eq(1)
                 m.d.sync += goto("PLOOK")
@@ -371,9 +422,8 @@ class Route(wiring.Component):
         with m.Elif(at("LALLOC")):
             # the victim becomes the current line; a valid one is evicted with its PT entry
             m.d.comb += [self.busy.eq(1), ls.cur.eq(ls.vic_line), self.pt_addr.eq(ls.cur_tag)]
-            m.d.sync += freeing.eq(0)
             with m.If(ls.vic_ok):
-                m.d.sync += lcur.eq(ls.vic_line)
+                m.d.sync += [lcur.eq(ls.vic_line), freeing.eq(0), single.eq(0)]
                 m.d.sync += goto(Mux(ls.vic_tv, fsm.code("EVPT"), fsm.code("ALLOC")))
         with m.Elif(at("EVPT")):
             m.d.comb += self.busy.eq(1)
@@ -397,7 +447,7 @@ class Route(wiring.Component):
                          self.iss_sect.eq(r_start), self.iss_len.eq(r_len - 1),
                          self.iss_wr.eq(1), self.iss_data.eq(ls.rd_data),
                          self.iss_be.eq((1 << 32) - 1),
-                         self.take_kind.eq(KIND_WB)]
+                         self.take_kind.eq(KIND_WB), self.take_ab.eq(0)]
             adv = Signal()
             m.d.comb += adv.eq(self.iss_valid & self.iss_ready)
             m.d.comb += ls.rd_addr.eq(flat(lcur, r_start + wk + adv))
@@ -412,7 +462,11 @@ class Route(wiring.Component):
         with m.Elif(at("EVDONE")):
             m.d.comb += [self.busy.eq(1), self.evicts.eq(1), self.wb_sect.eq(wb_n)]
             event(EV_EVICT, lcur, ls.cur_tag, wb_n)
-            with m.If(freeing):
+            with m.If(freeing & single):
+                m.d.comb += [ls.op_free.eq(1), self.eevict_done.eq(1)]
+                m.d.sync += [freeing.eq(0), single.eq(0)]
+                m.d.sync += goto("IDLE")
+            with m.Elif(freeing):
                 m.d.comb += ls.op_free.eq(1)
                 m.d.sync += goto("FLLINE")
                 m.d.sync += lcur.eq(lcur + 1)
@@ -422,14 +476,21 @@ class Route(wiring.Component):
             with m.Else():
                 m.d.sync += goto("ALLOC")
         with m.Elif(at("ALLOC")):
-            m.d.comb += [self.busy.eq(1), ls.op_alloc.eq(1)]
-            event(EV_ALLOC, lcur, ppn)
-            m.d.sync += goto("PLOOK")           # the part then finds its line
+            m.d.comb += [self.busy.eq(1), ls.op_alloc.eq(1), ls.op_lock.eq(for_eng)]
+            event(EV_ALLOC, lcur, a_ppn)
+            with m.If(for_eng):
+                m.d.comb += self.ealloc_done.eq(1)
+                m.d.sync += [for_eng.eq(0), goto("IDLE")]
+            with m.Else():
+                m.d.sync += goto("PLOOK")           # the part then finds its line
         with m.Elif(at("FLLINE")):
             # FLUSH: every valid line in ascending order (MR-F47)
             m.d.comb += [self.busy.eq(1), self.pt_addr.eq(ls.cur_tag)]
             with m.If(ls.cur_tv):
                 m.d.sync += goto("EVPT")
+            with m.Elif(single):
+                m.d.comb += self.eevict_done.eq(1)
+                m.d.sync += [freeing.eq(0), single.eq(0), goto("IDLE")]
             with m.Else():
                 m.d.sync += lcur.eq(lcur + 1)
                 with m.If(eq_const(lcur, p.NUM_LINES - 1)):
@@ -439,7 +500,7 @@ class Route(wiring.Component):
         # ---- line access (§4.5): scan, fills, wait, serve
         with m.Elif(at("LACC")):
             m.d.comb += [self.busy.eq(1), ls.op_access.eq(1)]
-            m.d.sync += [wk.eq(0), need.eq(0), nofetch.eq(0), dropped.eq(0)]
+            m.d.sync += [wk.eq(0), need.eq(0), nofetch.eq(0), dropped.eq(0), was_line.eq(1)]
             m.d.sync += goto("LSCAN")
         with m.Elif(at("LSCAN")):
             m.d.comb += self.busy.eq(1)
@@ -455,7 +516,7 @@ class Route(wiring.Component):
                     with m.Elif(pd_s):
                         m.d.comb += self.sect_fill.eq(1)
                     with m.Elif(full_be):
-                        m.d.comb += self.sect_line.eq(1)
+                        m.d.comb += [self.sect_line.eq(1), self.mig_full.eq(e_mig)]
                         m.d.sync += nofetch.eq(nofetch | bit_k)
                     with m.Else():
                         m.d.comb += self.sect_fill.eq(1)
@@ -472,7 +533,7 @@ class Route(wiring.Component):
             m.d.comb += [e_pool.eq(e_pool_r), e_port.eq(e_port_r), e_frame.eq(e_frame_r)]
             m.d.comb += [self.iss_sect.eq(ps0 + run_s), self.iss_len.eq(run_n - 1),
                          self.iss_wr.eq(0), self.iss_last.eq(1),
-                         self.take_kind.eq(KIND_FILL),
+                         self.take_kind.eq(KIND_FILL), self.take_ab.eq(0),
                          self.take_slot.eq(flat(lcur, (ps0 + run_s)[:self.nsw]))]
             m.d.sync += wk.eq(0)
             with m.If(is_zero(need)):
@@ -481,7 +542,8 @@ class Route(wiring.Component):
                 m.d.comb += self.iss_valid.eq(tag_ok)
                 with m.If(tag_ok & self.iss_ready):
                     m.d.comb += [self.take_en.eq(1),
-                                 ls.op_pend.eq(shift_left(run_mask, ps0, ns))]
+                                 ls.op_pend.eq(shift_left(run_mask, ps0, ns)),
+                                 self.mig_demand.eq(Mux(e_mig, run_n, 0))]
                     m.d.sync += need.eq(need & ~run_mask)
         with m.Elif(at("LWAIT")):
             m.d.comb += self.busy.eq(1)
@@ -522,5 +584,4 @@ class Route(wiring.Component):
             with m.If(self.c_grant):
                 m.d.sync += goto("NEXT")
 
-        # (ND of the page is set at route_now & mode & wr & ~e_pool once the ND array is built)
         return m

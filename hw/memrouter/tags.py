@@ -54,8 +54,16 @@ class PortTags(wiring.Component):
     mrsp : In(stream.Signature(MRSP_L)).array(ports)
     c_* : Out
         The completion bus (:func:`hw.memrouter.rob.comp_signature`).
-    f_en, f_addr, f_poison, f_data : Out
-        A fill beat for the line store (kind FILL; not on the completion bus).
+    take_cls : In(2)
+        The class of the request (NEAR, FAR, MIG), for the FENCE counts.
+    f_en, f_addr, f_poison, f_data, f_walker : Out
+        A fill beat for the line store (kind FILL; not on the completion bus), and it is the
+        walker's (``ab`` bit 0 of the tag).
+    w_ack : Out(1)
+        A write-out of the migration engine is acknowledged (kind WB with ``ab`` bit 0).
+    issued, done : Out(8).array(3 · ports)
+        Per port j and class c (index 3j + c), requests taken and requests completed, modulo
+        256 (FENCE compares them).
     inflight : Out, one per port
         Tags in use.
     """
@@ -72,7 +80,9 @@ class PortTags(wiring.Component):
             "take_en": In(1), "take_port": In(3), "take_kind": In(2), "take_proc": In(2),
             "take_slot": In(dw), "take_ab": In(2),
             "f_en": Out(1), "f_addr": Out(lw + (params.NS - 1).bit_length()),
-            "f_poison": Out(1), "f_data": Out(256),
+            "f_poison": Out(1), "f_data": Out(256), "f_walker": Out(1), "w_ack": Out(1),
+            "take_cls": In(2),
+            "issued": Out(8).array(3 * self.ports), "done": Out(8).array(3 * self.ports),
             "avail": Out(self.ports), "next_tag": Out(self.tw).array(self.ports),
             "mrsp": In(stream.Signature(MRSP_L)).array(self.ports),
             **comp,
@@ -104,6 +114,7 @@ class PortTags(wiring.Component):
             proc = [Signal(2, name=f"proc{j}_{t}") for t in range(nt)]
             slot = [Signal(dw, name=f"slot{j}_{t}") for t in range(nt)]
             ab = [Signal(2, name=f"ab{j}_{t}") for t in range(nt)]
+            tcls = [Signal(2, name=f"cls{j}_{t}") for t in range(nt)]
             k = Signal(5, name=f"beat{j}")
             counts.append(k)
             # lowest free tag
@@ -120,7 +131,14 @@ class PortTags(wiring.Component):
                 with m.If(take & eq_const(self.next_tag[j], t)):
                     m.d.sync += [used[t].eq(1), kind[t].eq(self.take_kind),
                                  proc[t].eq(self.take_proc), slot[t].eq(self.take_slot),
-                                 ab[t].eq(self.take_ab)]
+                                 ab[t].eq(self.take_ab), tcls[t].eq(self.take_cls)]
+            done_cls = select(tcls, beat_tag)
+            for c in range(3):
+                iss = self.issued[3 * j + c]
+                fin = self.done[3 * j + c]
+                m.d.sync += iss.eq(iss + (take & eq_const(self.take_cls, c)))
+                m.d.sync += fin.eq(fin + (self.mrsp[j].ready & self.mrsp[j].payload.last
+                                          & eq_const(done_cls, c)))
             info_kind.append(select(kind, beat_tag))
             info_proc.append(select(proc, beat_tag))
             info_slot.append(select(slot, beat_tag))
@@ -145,7 +163,9 @@ class PortTags(wiring.Component):
         rd = self.c_beat
         m.d.comb += rd.eq(eq_const(kind, KIND_RD))
         m.d.comb += self.c_en.eq(taken & (rd | eq_const(kind, KIND_WR)))
-        m.d.comb += [self.f_en.eq(taken & eq_const(kind, KIND_FILL)),
+        m.d.comb += [self.f_walker.eq(ab[0]),
+                     self.w_ack.eq(taken & eq_const(kind, KIND_WB) & ab[0] & beat.last),
+                     self.f_en.eq(taken & eq_const(kind, KIND_FILL)),
                      self.f_addr.eq(slot + k), self.f_poison.eq(beat.poison),
                      self.f_data.eq(beat.data)]
         m.d.comb += [

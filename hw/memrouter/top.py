@@ -19,6 +19,8 @@ from hw.common.layout import always_ready_stream
 from hw.common.lintops import eq_const, nonzero
 from hw.common.memfifo import MemFifo
 from hw.memrouter.csr import PORT_BEATS, CsrBlock
+from hw.memrouter.engine import MigEngine
+from hw.memrouter.linestore import LineStore
 from hw.memrouter.intake import Intake, req_fields
 from hw.memrouter.layouts import (CSRREQ_L, CSRRSP_L, DESC_W, EVT_L, MREQ_L, MRSP_L, PREQ_L,
                                   PRSP_L, pt_data_pte, word_desc)
@@ -95,7 +97,11 @@ class Memrouter(wiring.Component):
         m.submodules.nfree = nfree = MemFifo(DESC_W, p.PT_ENTRIES)
         m.submodules.ffree = ffree = MemFifo(DESC_W, p.PT_ENTRIES)
         m.submodules.intake = intake = Intake(p)
-        m.submodules.route = route = Route(p, tag_w=(self.ntags - 1).bit_length())
+        tag_w = (self.ntags - 1).bit_length()
+        pw = (p.PT_ENTRIES - 1).bit_length()
+        m.submodules.lines = ls = LineStore(p, pw)
+        m.submodules.route = route = Route(p, ls, tag_w=tag_w)
+        m.submodules.engine = eng = MigEngine(p, ls, tag_w)
         m.submodules.tags = tags = PortTags(p, self.ntags)
         robs = []
         for i in range(nproc):
@@ -109,7 +115,7 @@ class Memrouter(wiring.Component):
             qports.append(qp)
 
         self.units = dict(csr=csr, ptinit=ptinit, intake=intake, route=route, tags=tags,
-                          robs=robs, qports=qports)         # for simulation probes
+                          robs=robs, qports=qports, lines=ls, engine=eng)   # simulation probes
         wiring.connect(m, wiring.flipped(self.csr_req), csr.csr_req)
         wiring.connect(m, csr.csr_rsp, wiring.flipped(self.csr_rsp))
         ctrl = csr.ctrl
@@ -118,7 +124,7 @@ class Memrouter(wiring.Component):
         # PT_INIT: waits for the router to be quiet, holds the intake while it runs
         quiet = Signal()
         idle_ports = Cat(~nonzero(tags.inflight[j]) for j in range(nports)).all()
-        m.d.comb += quiet.eq(~route.busy & ~intake.req_valid & idle_ports)
+        m.d.comb += quiet.eq(~route.busy & ~intake.req_valid & idle_ports & ~eng.busy)
         m.d.comb += [
             ptinit.start.eq(csr.init_start), csr.quiet.eq(quiet),
             ptinit.mode.eq(mode), ptinit.slot_len.eq(csr.slot_len), ptinit.slots.eq(csr.slots),
@@ -126,26 +132,75 @@ class Memrouter(wiring.Component):
             ptinit.hbm_frames.eq(csr.hbm_frames), ptinit.mod_frames.eq(csr.mod_frames),
             csr.init_busy.eq(ptinit.busy),
             csr.init_accepted.eq(ptinit.accepted), csr.init_refused.eq(ptinit.refused),
-            csr.pages.eq(ptinit.pages), csr.hand.eq(0),
+            csr.pages.eq(ptinit.pages), csr.hand.eq(eng.hand),
         ]
 
-        # page table writers: PT_INIT, then the CSR block
-        # (read port a: the routing stage, b: the CSR block)
-        m.d.comb += csr.pt_grant.eq(~ptinit.pt_w_en)
+        # the line store, and the migration engine
+        m.d.comb += [
+            ls.f_en.eq(tags.f_en), ls.f_addr.eq(tags.f_addr), ls.f_poison.eq(tags.f_poison),
+            ls.f_data.eq(tags.f_data), ls.inval_all.eq(ptinit.accepted),
+            ls.window.eq(csr.window), ls.csr_ppn.eq(csr.pt_addr), csr.pt_has_line.eq(ls.csr_hit),
+        ]
+        for i in range(p.NUM_LINES):
+            m.d.comb += csr.line_status[i].eq(ls.status[i])
+        m.d.comb += [
+            eng.mode.eq(mode), eng.walk_pause.eq(ctrl[6]), eng.walk_stop_en.eq(ctrl[7]),
+            eng.walk_stop.eq(csr.walk_stop), eng.mig_outstanding.eq(csr.mig_outstanding),
+            eng.pages.eq(ptinit.pages),
+            eng.cmd_we.eq(csr.mig_cmd_we), eng.cmd_word.eq(csr.wdata), eng.cmd_arg.eq(csr.mig_arg),
+            csr.cmd_full.eq(eng.cmd_full), csr.mig_status.eq(eng.mig_status),
+            csr.eng_busy.eq(eng.busy),
+            eng.trig_en.eq(route.trig_en), eng.trig_ppn.eq(route.trig_ppn),
+            eng.trig_src.eq(route.trig_src), route.trig_ok.eq(eng.trig_ok),
+            route.en_acc.eq(ctrl[3]), route.en_sect.eq(ctrl[4]),
+            route.t_acc.eq(csr.t_acc), route.t_sect.eq(csr.t_sect),
+            route.eng_hold.eq(eng.hold), eng.safe.eq(route.eng_safe),
+            route.ealloc_req.eq(eng.alloc_req), route.ealloc_ppn.eq(eng.alloc_ppn),
+            eng.alloc_done.eq(route.ealloc_done), eng.alloc_line.eq(route.ealloc_line),
+            route.eevict_req.eq(eng.evict_req), route.eevict_line.eq(eng.evict_line),
+            eng.evict_done.eq(route.eevict_done),
+            route.eng_idle.eq(~eng.busy), eng.walk_ok.eq(route.walk_ok),
+            eng.ref_en.eq(route.ref_en), eng.ref_ppn.eq(route.ref_ppn),
+            eng.nd_en.eq(route.nd_en), eng.nd_ppn.eq(route.nd_ppn),
+            eng.init.eq(ptinit.accepted), eng.init_w.eq(ptinit.pt_w_en),
+            eng.home_en.eq(ptinit.pt_w_en & mode), eng.home_ppn.eq(ptinit.pt_w_addr),
+            eng.home_desc.eq(ptinit.pt_w_data[3:3 + DESC_W]),
+            eng.f_en.eq(tags.f_en), eng.f_addr.eq(tags.f_addr), eng.f_poison.eq(tags.f_poison),
+            eng.f_walker.eq(tags.f_walker), eng.w_ack.eq(tags.w_ack),
+            csr.clr_mig.eq(eng.clr_mig), csr.prevalid_en.eq(eng.prevalid_en),
+            csr.prevalid.eq(eng.prevalid),
+        ]
+        for k in range(3 * nports):
+            m.d.comb += [eng.issued[k].eq(tags.issued[k]), eng.done[k].eq(tags.done[k])]
+
+        # page table writers: PT_INIT, the engine, then the CSR block
+        # (read port a: the routing stage, b: the CSR block, c: the engine)
+        m.d.comb += [csr.pt_grant.eq(~ptinit.pt_w_en & ~eng.pt_wen),
+                     eng.pt_wok.eq(~ptinit.pt_w_en)]
         page_table(
             m, p,
-            write=(ptinit.pt_w_en | csr.pt_w_en,
-                   Mux(ptinit.pt_w_en, ptinit.pt_w_addr, csr.pt_addr),
-                   Mux(ptinit.pt_w_en, ptinit.pt_w_data, pt_data_pte(csr.wdata))),
-            reads=((route.pt_addr, route.pt_data), (csr.pt_addr, csr.pt_data)))
+            write=(ptinit.pt_w_en | eng.pt_wen | csr.pt_w_en,
+                   Mux(ptinit.pt_w_en, ptinit.pt_w_addr,
+                       Mux(eng.pt_wen, eng.pt_waddr, csr.pt_addr)),
+                   Mux(ptinit.pt_w_en, ptinit.pt_w_data,
+                       Mux(eng.pt_wen, eng.pt_wdata, pt_data_pte(csr.wdata)))),
+            reads=((route.pt_addr, route.pt_data), (csr.pt_addr, csr.pt_data),
+                   (eng.pt_raddr, eng.pt_rdata)))
 
-        # free lists (popped by the migration engine, not built yet)
+        # free lists: PT_INIT and the CSR block push, the engine pops and pushes
         m.d.comb += [
             nfree.clear.eq(ptinit.accepted), ffree.clear.eq(ptinit.accepted),
-            nfree.w_en.eq(ptinit.nfree_push | csr.nfree_push),
-            nfree.w_data.eq(Mux(ptinit.nfree_push, ptinit.nfree_desc, word_desc(csr.wdata))),
-            ffree.w_en.eq(csr.ffree_push), ffree.w_data.eq(word_desc(csr.wdata)),
+            nfree.w_en.eq(ptinit.nfree_push | csr.nfree_push | eng.nfree_push),
+            nfree.w_data.eq(Mux(ptinit.nfree_push, ptinit.nfree_desc,
+                                Mux(csr.nfree_push, word_desc(csr.wdata), eng.push_data))),
+            ffree.w_en.eq(csr.ffree_push | eng.ffree_push),
+            ffree.w_data.eq(Mux(csr.ffree_push, word_desc(csr.wdata), eng.push_data)),
             csr.nfree_cnt.eq(nfree.level), csr.ffree_cnt.eq(ffree.level),
+            eng.push_ok.eq(~ptinit.nfree_push & ~csr.nfree_push & ~csr.ffree_push),
+            eng.nfree_rdy.eq(nfree.r_rdy), eng.nfree_data.eq(nfree.r_data),
+            nfree.r_en.eq(eng.nfree_pop),
+            eng.ffree_rdy.eq(ffree.r_rdy), eng.ffree_data.eq(ffree.r_data),
+            ffree.r_en.eq(eng.ffree_pop),
         ]
 
         # intake and response buffers
@@ -167,23 +222,25 @@ class Memrouter(wiring.Component):
             route.wd_valid.eq(intake.wd_valid), route.wd_data.eq(intake.wd_data),
             route.wd_be.eq(intake.wd_be), intake.wd_pop.eq(route.wd_pop),
             route.mode.eq(mode), route.mig_stall.eq(mig_stall), route.far_alloc.eq(far_alloc),
-            route.f_en.eq(tags.f_en), route.f_addr.eq(tags.f_addr),
-            route.f_poison.eq(tags.f_poison), route.f_data.eq(tags.f_data),
-            route.inval_all.eq(ptinit.accepted), route.window.eq(csr.window),
             route.flush.eq(csr.flush), csr.flushing.eq(route.flushing),
-            route.csr_ppn.eq(csr.pt_addr), csr.pt_has_line.eq(route.csr_hit),
-            route.tag_ok.eq(tags.avail),
-            tags.take_en.eq(route.take_en), tags.take_port.eq(route.iss_port),
-            tags.take_kind.eq(route.take_kind), tags.take_proc.eq(route.take_proc),
-            tags.take_slot.eq(route.take_slot), tags.take_ab.eq(route.take_ab),
+            route.tag_ok.eq(tags.avail), eng.tag_ok.eq(tags.avail),
+            eng.route_taking.eq(route.take_en),
+            # tags: the routing stage first, the engine in cycles where it takes none
+            tags.take_en.eq(route.take_en | eng.take_en),
+            tags.take_port.eq(Mux(route.take_en, route.iss_port, eng.iss_port)),
+            tags.take_kind.eq(Mux(route.take_en, route.take_kind, eng.take_kind)),
+            tags.take_proc.eq(route.take_proc),
+            tags.take_slot.eq(Mux(route.take_en, route.take_slot, eng.take_slot)),
+            tags.take_ab.eq(Mux(route.take_en, route.take_ab, eng.take_ab)),
+            tags.take_cls.eq(Mux(route.take_en, route.iss_cls, 2)),
         ]
         for j in range(nports):
-            m.d.comb += route.tag_next[j].eq(tags.next_tag[j])
-        for i in range(p.NUM_LINES):
-            m.d.comb += csr.line_status[i].eq(route.status[i])
+            m.d.comb += [route.tag_next[j].eq(tags.next_tag[j]),
+                         eng.tag_next[j].eq(tags.next_tag[j])]
 
         # class queues and QoS per port
         ready = Signal(nports * 2)
+        mig_ready = Signal(nports)
         for j, qp in enumerate(qports):
             for cls, inp in ((0, qp.near), (1, qp.far)):
                 mine = Signal(name=f"iss{j}_{cls}")
@@ -196,7 +253,15 @@ class Memrouter(wiring.Component):
                              pl.len.eq(route.iss_len), pl.wr.eq(route.iss_wr),
                              pl.cls.eq(route.iss_cls), pl.data.eq(route.iss_data),
                              pl.be.eq(route.iss_be), pl.last.eq(route.iss_last)]
-            m.d.comb += qp.mig.valid.eq(0)
+            mine = Signal(name=f"iss{j}_mig")
+            m.d.comb += mine.eq(eq_const(eng.iss_port, j))
+            m.d.comb += [qp.mig.valid.eq(eng.iss_valid & mine), mig_ready[j].eq(qp.mig.ready & mine)]
+            pl = qp.mig.payload
+            m.d.comb += [pl.tag.eq(eng.iss_tag),
+                         pl.addr.eq(Cat(C(0, 5), eng.iss_sect, eng.iss_frame)),
+                         pl.len.eq(eng.iss_len), pl.wr.eq(eng.iss_wr), pl.cls.eq(2),
+                         pl.data.eq(eng.iss_data), pl.be.eq(Mux(eng.iss_wr, (1 << 32) - 1, 0)),
+                         pl.last.eq(eng.iss_last)]
             m.d.comb += [qp.mig_block.eq(0),
                          qp.rate_n.eq(csr.port_rate_n[j]), qp.rate_f.eq(csr.port_rate_f[j]),
                          qp.burst_n.eq(csr.port_burst_n[j][:8]),
@@ -214,7 +279,7 @@ class Memrouter(wiring.Component):
                                    & (qp.beat_wr if wr else ~qp.beat_wr))
                 m.d.comb += getattr(csr, f"beat_{j}_{name.lower()}").eq(
                     hit if wr else Mux(hit, hdr.len + 1, 0))
-        m.d.comb += route.iss_ready.eq(ready.any())
+        m.d.comb += [route.iss_ready.eq(ready.any()), eng.iss_ready.eq(mig_ready.any())]
 
         # completion bus: responses first, then the routing stage's rejections
         for name in comp_signature(p):
@@ -238,6 +303,9 @@ class Memrouter(wiring.Component):
             "SECT_HBM": route.sect_hbm, "SECT_NEARM": route.sect_nearm,
             "SECT_FARD": route.sect_fard, "SECT_LINE": route.sect_line,
             "SECT_FILL": route.sect_fill, "EVICTS": route.evicts, "WB_SECT": route.wb_sect,
+            "MIG_WALK_FILLS": eng.inc_walk, "MIG_DEMAND_FILLS": route.mig_demand,
+            "MIG_FULL_WRITES": route.mig_full, "MIG_DONE": eng.inc_done,
+            "MIG_ABORT": eng.inc_abort,
             "ERR_RANGE": route.err_range, "ERR_UNMAPPED": route.err_unmapped,
             "ERR_POISON": sum(rob.poison_sent for rob in robs),
         }
@@ -246,7 +314,10 @@ class Memrouter(wiring.Component):
         empty = Cat(rob.empty for rob in robs).all()
         m.d.comb += csr.status_idle.eq(quiet & empty)
         ev = self.evt.payload
-        m.d.comb += [self.evt.valid.eq(route.evt_valid), ev.code.eq(route.evt_code),
-                     ev.line.eq(route.evt_line), ev.ppn.eq(route.evt_ppn),
-                     ev.arg.eq(route.evt_arg)]
+        r_ev = route.evt_valid
+        m.d.comb += [self.evt.valid.eq(r_ev | eng.ev_valid), eng.ev_ok.eq(~r_ev),
+                     ev.code.eq(Mux(r_ev, route.evt_code, eng.ev_code)),
+                     ev.line.eq(Mux(r_ev, route.evt_line, eng.ev_line)),
+                     ev.ppn.eq(Mux(r_ev, route.evt_ppn, eng.ev_ppn)),
+                     ev.arg.eq(Mux(r_ev, route.evt_arg, eng.ev_arg))]
         return m

@@ -24,8 +24,9 @@ import cocotb
 from cocotb.triggers import RisingEdge
 
 from golden.memrouter.csr import Csr, OFFSETS
-from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, EVT, FULL_BE, PREQ, PRSP,
-                                      UNMAPPED_PTE)
+from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EVENT_NAMES, EVT,
+                                      FULL_BE, PREQ, PRSP, PTE, UNMAPPED_PTE)
+from golden.memrouter.reference import FlatReference
 from golden.memrouter.ifmap import pt_init
 from golden.memrouter.params import CFG_NAMES, reference
 from golden.memrouter.router import COUNTERS, Router
@@ -329,3 +330,131 @@ async def random_traffic(dut):
                   f"{sum(b.mreqs.values())} memory requests, counters "
                   f"{ {k: v for k, v in b.golden.counters.items() if v} }, {len(b.events)} events")
     assert errs[1] and errs[2] and errs[E_POISON], f"error coverage {dict(errs)}"
+
+
+def range_error(p, pages, addr, nb):
+    """True when the request fails the range checks (MR-E1..E3)."""
+    return bool(addr & 31 or nb > p.MAX_LEN or addr + 32 * nb > pages * p.G)
+
+
+@cocotb.test()
+async def random_migrations(dut):
+    """Random traffic on a few pages (near and far) with FAR_ALLOC = 1, random MIG_CMDs and
+    automatic triggers (ACC and SECT), in the MODE and MIG_STALL of the environment. The golden
+    router's interleaving of engine steps is not the RTL's, so the checks are the flat
+    reference in acceptance order (MR-V3: every read beat; after a final FLUSH, every sector
+    of the touched and remapped pages through the final PT), ids and order (MR-V4), the
+    processor-link counters (MR-V6), and LINE_STATUS against the final PT (MR-V9)."""
+    b = Bench(dut, ready_prob=0.9, gap_prob=0.4)
+    await b.start()
+    rng = b.rng
+    mode = int(os.environ.get("MODE", "0"))
+    stall = int(os.environ.get("MIG_STALL", "0"))
+    cfg = b.cfg.copy(FAR_ALLOC=1, MODE=mode, MIG_STALL=stall, EN_ACC=1, EN_SECT=1, T_ACC=6,
+                     T_SECT=b.p.NS // 4, WINDOW=700)
+    await b.reconfigure(cfg)
+    p = b.p
+    init = pt_init(p, cfg)
+    npages = init.pages
+    near = [q for q in range(npages) if init.pt[q].pool == 0]
+    far = [q for q in range(npages) if init.pt[q].pool == 1]
+    k_near = min(5, len(near))                  # (inclusive mode: every page starts far)
+    pages = sorted(set(rng.sample(near, k_near) + rng.sample(far, 12 - k_near)))
+    hot = [(rng.choice(pages) << p.LOG2G) + 32 * rng.randrange(p.NS) for _ in range(8)]
+    n = int(os.environ.get("REQS", "500"))
+    for k in range(n):
+        proc = rng.randrange(p.N_PROC)
+        nb = rng.randint(1, p.MAX_LEN)
+        x = rng.random()
+        if x < 0.35:
+            addr = rng.choice(hot)
+        elif x < 0.37:
+            addr = npages * p.G - 32 * rng.randint(0, 2)
+        else:
+            addr = (rng.choice(pages) << p.LOG2G) + 32 * rng.randrange(p.NS)
+        wr = rng.random() < 0.5
+        be = [rng.choice((FULL_BE, rng.getrandbits(32))) for _ in range(nb)] if wr else None
+        b.send(proc, addr, nb, wr, k & 0xFF, be=be)
+
+    cmds = collections.Counter()
+
+    async def commands():
+        for _ in range(int(os.environ.get("CMDS", "12"))):
+            await b.cycles(rng.randint(200, 2500))
+            op = rng.choice((1, 1, 1, 2, 2, 3, 5))
+            await b.csr("MIG_ARG", True, rng.choice(pages))
+            _, err = await b.csr("MIG_CMD", True, op | rng.choice(pages) << 16)
+            cmds["rejected_full" if err else "queued"] += 1
+    await commands()
+    await b.drain()
+    for _ in range(2000):                       # the engine idle, nothing queued
+        st, _ = await b.csr("STATUS")
+        if not st >> 2 & 3:
+            break
+        await b.cycles(32)
+    else:
+        raise AssertionError("engine never idle (MR-V4)")
+    await b.csr("CMD", True, 2)
+    for _ in range(2000):
+        st, _ = await b.csr("STATUS")
+        if not st >> 4 & 1 and st & 2:
+            break
+        await b.cycles(32)
+
+    # the flat reference in acceptance order
+    ref = FlatReference(init, p)
+    expect = [[] for _ in range(p.N_PROC)]
+    preq = prsp = 0
+    for uid, (_, proc, hdr, beats) in enumerate(b.accepted()):
+        nb, wr, addr = hdr["len"] + 1, hdr["wr"], hdr["addr"]
+        bad = range_error(p, npages, addr, nb)
+        preq += nb if wr else 1
+        prsp += 1 if wr else nb
+        if wr and not bad:
+            for k, beat in enumerate(beats):
+                ref.write(addr + 32 * k, beat["data"], beat["be"], uid)
+        expect[proc].append((uid, hdr["id"], nb, wr, addr, bad))
+    checked = 0
+    for proc in range(p.N_PROC):
+        got = [t.fields for t in b.rsp[proc].transfers]
+        k = 0
+        for uid, rid, nb, wr, addr, bad in expect[proc]:
+            n_beats = 1 if wr else nb
+            for j in range(n_beats):
+                beat = got[k]
+                k += 1
+                where = f"prsp[{proc}] request {uid} (id {rid}, addr {addr:#x}) beat {j}"
+                assert beat["id"] == rid, f"{where}: id {beat['id']} (MR-V4)"
+                assert beat["last"] == int(j == n_beats - 1), f"{where}: last"
+                assert beat["err"] == (E_RANGE if bad else 0), f"{where}: err {beat['err']}"
+                if not wr and not bad:
+                    want = ref.read(addr + 32 * j, uid)
+                    assert beat["data"] == want, \
+                        f"{where}: data {beat['data']:#x} != reference {want:#x} (MR-V3)"
+                    checked += 1
+        assert k == len(got), f"prsp[{proc}]: {len(got) - k} extra beats"
+    for name, want in (("PREQ_BEATS", preq), ("PRSP_BEATS", prsp)):
+        rdata, _ = await b.csr(0x200 + 4 * COUNTERS.index(name))
+        assert rdata == want, f"{name}: {rdata}, requests imply {want} (MR-V6)"
+    # the final page table, LINE_STATUS (all invalid after FLUSH), the back-door contents
+    final = {}
+    for q in range(npages):
+        await b.csr("PT_ADDR", True, q)
+        word, _ = await b.csr("PT_DATA")
+        final[q] = PTE.decode(word)
+        assert final[q].state == 1, f"page {q} not STABLE at the end: {final[q]}"
+    for k in range(p.NUM_LINES):
+        rdata, _ = await b.csr(0x400 + 4 * k)
+        assert rdata & 1 == 0, f"line {k} valid after FLUSH (MR-F47)"
+    moved = [q for q in range(npages) if final[q] != init.pt[q]]
+    for q in sorted(set(pages) | set(moved)):
+        e = final[q]
+        for s in range(p.NS):
+            got = b.ports.models[e.port].read_sector(e.desc.dev(32 * s, p.LOG2G))
+            want = ref.read((q << p.LOG2G) + 32 * s)
+            assert got == want, f"page {q} sector {s} at {e}: {got:#x} != reference {want:#x}"
+    codes = collections.Counter(ev[0] for ev in b.events)
+    dut._log.info(f"{n} requests, {checked} read beats checked, MIG_CMDs {dict(cmds)}, events "
+                  f"{ {EVENT_NAMES[c]: v for c, v in sorted(codes.items())} }, "
+                  f"{len(moved)} pages remapped, {sim_cycle()} cycles")
+    assert codes[6] >= 2, f"too few migrations completed: {dict(codes)}"

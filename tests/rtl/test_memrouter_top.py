@@ -36,3 +36,18 @@ def test_router_line_service_matches_golden(seed):
     events in order, LINE_STATUS before the flush, and the written sectors equal the golden
     router's."""
     run("B", seed, "random_traffic", FAR_ALLOC=1)
+
+
+@pytest.mark.req("MR-F19", "MR-F20", "MR-F21", "MR-F22", "MR-F23", "MR-F24", "MR-F25",
+                 "MR-F26", "MR-F27", "MR-F28", "MR-F29", "MR-F30", "MR-F31", "MR-F33",
+                 "MR-F34", "MR-F35", "MR-F36", "MR-F37", "MR-F38", "MR-E13", "MR-V3", "MR-V4",
+                 "MR-V6", "MR-V11")
+@pytest.mark.parametrize("mode, stall", [(0, 0), (1, 1)], ids=["excl-perSector", "incl-stall"])
+def test_router_migrations_keep_reference(mode, stall, seed):
+    """Random traffic on 5 near and 7 far pages (35 % on 8 hot sectors) with FAR_ALLOC = 1,
+    random MIG_CMDs (PROMOTE, DEMOTE, SWAP, a bad op) and automatic ACC / SECT triggers, in
+    exclusive mode with per-sector service and in inclusive mode with MIG_STALL: every read
+    beat equals the acceptance-ordered flat reference, ids and order hold, PREQ/PRSP_BEATS
+    match the requests, and after a final FLUSH every sector of the touched and remapped pages
+    read through the final PT equals the reference."""
+    run("B", seed, "random_migrations", MODE=mode, MIG_STALL=stall)
