@@ -262,6 +262,7 @@ class MigEngine(wiring.Component):
                                    & ((lk1 & eq(f_line, l1)) | (lk2 & eq(f_line, l2))))
         with m.If(mine_poison & ~abort):
             m.d.sync += [abort.eq(1), abort_s.eq(self.f_addr[:nsw])]
+        # a walker sector leaves the count when its beat is back (§4.8: per sector)
         walk_issue = Signal(range(ml + 1))
         m.d.sync += inflight.eq(inflight + walk_issue - (self.f_en & self.f_walker))
         ack_take = Signal()

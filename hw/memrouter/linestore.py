@@ -240,8 +240,8 @@ class LineStore(wiring.Component):
             m.d.comb += vcount.eq(tree_sum(valid[i][k] for k in range(ns)))
             with m.If(mine):
                 m.d.comb += self.cur_vcount.eq(vcount)
-            m.d.comb += self.status[i].eq(Cat(tv[i], lock[i], nomig[i], C(0, 1), vcount,
-                                              Cat(tag[i], C(0, 16))[:16]))
+            m.d.comb += self.status[i].eq(Mux(tv[i], Cat(tv[i], lock[i], nomig[i], C(0, 1),
+                                                         vcount, Cat(tag[i], C(0, 16))[:16]), 0))
 
         # sector data: fill beats first
         m.submodules.sectors = sectors = Memory(shape=256, depth=nl * ns, init=[])

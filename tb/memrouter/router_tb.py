@@ -49,6 +49,15 @@ def config():
     return p, cfg
 
 
+def mreq_keys(port, cls, addr, nb, wr):
+    """The keys a memory request counts under: (port, class, device address, length,
+    direction); a walker fill (a MIG read) per sector, since how the walker cuts the page
+    into runs depends on when earlier fills come back (MIG_OUTSTANDING)."""
+    if cls == 2 and not wr:
+        return [(port, cls, addr + 32 * k, 1, 0) for k in range(nb)]
+    return [(port, cls, addr, nb, wr)]
+
+
 class Bench:
     """Clock, reset, drivers, monitors and the golden model of one run."""
 
@@ -83,7 +92,8 @@ class Bench:
                 self.events.append((ev["code"], ev["line"], ev["ppn"], ev["arg"]))
 
     def _mreq(self, j, beat):
-        self.mreqs[(j, beat["cls"], beat["addr"], beat["len"] + 1, beat["wr"])] += 1
+        for key in mreq_keys(j, beat["cls"], beat["addr"], beat["len"] + 1, beat["wr"]):
+            self.mreqs[key] += 1
 
     async def start(self):
         await reset(self.dut)
@@ -242,8 +252,8 @@ class Bench:
                     assert beat["last"] == int(b == len(rsp.beats) - 1), f"{where}: last"
                     k += 1
             assert k == len(got)
-        want = collections.Counter((r.port, r.cls, r.addr, r.nb, int(r.wr))
-                                   for r in self.golden.ports.log)
+        want = collections.Counter(key for r in self.golden.ports.log
+                                   for key in mreq_keys(r.port, r.cls, r.addr, r.nb, int(r.wr)))
         assert self.mreqs == want, (f"memory requests differ: RTL-only "
                                     f"{list((self.mreqs - want).items())[:5]}, golden-only "
                                     f"{list((want - self.mreqs).items())[:5]}")
@@ -261,6 +271,67 @@ class Bench:
         for j, a in sorted(touched):
             got = self.ports.models[j].read_sector(a)
             assert got == self.golden.ports[j].read_sector(a), f"port {j} sector {a:#x}"
+
+    async def check_reference(self, init, pages):
+        """The flat reference in acceptance order (MR-V3), after a final FLUSH: every response
+        beat (id, last, err, read data), PREQ/PRSP_BEATS (MR-V6), every page STABLE, no valid
+        line, and every sector of ``pages`` and of the remapped pages read through the final
+        PT. ``init`` is the PT_INIT result the run started from. Returns (read beats checked,
+        remapped pages)."""
+        b, p = self, self.p
+        npages = init.pages
+        ref = FlatReference(init, p)
+        expect = [[] for _ in range(p.N_PROC)]
+        preq = prsp = 0
+        for uid, (_, proc, hdr, beats) in enumerate(b.accepted()):
+            nb, wr, addr = hdr["len"] + 1, hdr["wr"], hdr["addr"]
+            bad = range_error(p, npages, addr, nb)
+            preq += nb if wr else 1
+            prsp += 1 if wr else nb
+            if wr and not bad:
+                for k, beat in enumerate(beats):
+                    ref.write(addr + 32 * k, beat["data"], beat["be"], uid)
+            expect[proc].append((uid, hdr["id"], nb, wr, addr, bad))
+        checked = 0
+        for proc in range(p.N_PROC):
+            got = [t.fields for t in b.rsp[proc].transfers]
+            k = 0
+            for uid, rid, nb, wr, addr, bad in expect[proc]:
+                n_beats = 1 if wr else nb
+                for j in range(n_beats):
+                    beat = got[k]
+                    k += 1
+                    where = f"prsp[{proc}] request {uid} (id {rid}, addr {addr:#x}) beat {j}"
+                    assert beat["id"] == rid, f"{where}: id {beat['id']} (MR-V4)"
+                    assert beat["last"] == int(j == n_beats - 1), f"{where}: last"
+                    assert beat["err"] == (E_RANGE if bad else 0), f"{where}: err {beat['err']}"
+                    if not wr and not bad:
+                        want = ref.read(addr + 32 * j, uid)
+                        assert beat["data"] == want, \
+                            f"{where}: data {beat['data']:#x} != reference {want:#x} (MR-V3)"
+                        checked += 1
+            assert k == len(got), f"prsp[{proc}]: {len(got) - k} extra beats"
+        for name, want in (("PREQ_BEATS", preq), ("PRSP_BEATS", prsp)):
+            rdata, _ = await b.csr(0x200 + 4 * COUNTERS.index(name))
+            assert rdata == want, f"{name}: {rdata}, requests imply {want} (MR-V6)"
+        # the final page table, LINE_STATUS (all invalid after FLUSH), the back-door contents
+        final = {}
+        for q in range(npages):
+            await b.csr("PT_ADDR", True, q)
+            word, _ = await b.csr("PT_DATA")
+            final[q] = PTE.decode(word)
+            assert final[q].state == 1, f"page {q} not STABLE at the end: {final[q]}"
+        for k in range(p.NUM_LINES):
+            rdata, _ = await b.csr(0x400 + 4 * k)
+            assert rdata & 1 == 0, f"line {k} valid after FLUSH (MR-F47)"
+        moved = [q for q in range(npages) if final[q] != init.pt[q]]
+        for q in sorted(set(pages) | set(moved)):
+            e = final[q]
+            for s in range(p.NS):
+                got = b.ports.models[e.port].read_sector(e.desc.dev(32 * s, p.LOG2G))
+                want = ref.read((q << p.LOG2G) + 32 * s)
+                assert got == want, f"page {q} sector {s} at {e}: {got:#x} != reference {want:#x}"
+        return checked, moved
 
 
 def random_request(b, hot, pages_g):
@@ -401,58 +472,7 @@ async def random_migrations(dut):
             break
         await b.cycles(32)
 
-    # the flat reference in acceptance order
-    ref = FlatReference(init, p)
-    expect = [[] for _ in range(p.N_PROC)]
-    preq = prsp = 0
-    for uid, (_, proc, hdr, beats) in enumerate(b.accepted()):
-        nb, wr, addr = hdr["len"] + 1, hdr["wr"], hdr["addr"]
-        bad = range_error(p, npages, addr, nb)
-        preq += nb if wr else 1
-        prsp += 1 if wr else nb
-        if wr and not bad:
-            for k, beat in enumerate(beats):
-                ref.write(addr + 32 * k, beat["data"], beat["be"], uid)
-        expect[proc].append((uid, hdr["id"], nb, wr, addr, bad))
-    checked = 0
-    for proc in range(p.N_PROC):
-        got = [t.fields for t in b.rsp[proc].transfers]
-        k = 0
-        for uid, rid, nb, wr, addr, bad in expect[proc]:
-            n_beats = 1 if wr else nb
-            for j in range(n_beats):
-                beat = got[k]
-                k += 1
-                where = f"prsp[{proc}] request {uid} (id {rid}, addr {addr:#x}) beat {j}"
-                assert beat["id"] == rid, f"{where}: id {beat['id']} (MR-V4)"
-                assert beat["last"] == int(j == n_beats - 1), f"{where}: last"
-                assert beat["err"] == (E_RANGE if bad else 0), f"{where}: err {beat['err']}"
-                if not wr and not bad:
-                    want = ref.read(addr + 32 * j, uid)
-                    assert beat["data"] == want, \
-                        f"{where}: data {beat['data']:#x} != reference {want:#x} (MR-V3)"
-                    checked += 1
-        assert k == len(got), f"prsp[{proc}]: {len(got) - k} extra beats"
-    for name, want in (("PREQ_BEATS", preq), ("PRSP_BEATS", prsp)):
-        rdata, _ = await b.csr(0x200 + 4 * COUNTERS.index(name))
-        assert rdata == want, f"{name}: {rdata}, requests imply {want} (MR-V6)"
-    # the final page table, LINE_STATUS (all invalid after FLUSH), the back-door contents
-    final = {}
-    for q in range(npages):
-        await b.csr("PT_ADDR", True, q)
-        word, _ = await b.csr("PT_DATA")
-        final[q] = PTE.decode(word)
-        assert final[q].state == 1, f"page {q} not STABLE at the end: {final[q]}"
-    for k in range(p.NUM_LINES):
-        rdata, _ = await b.csr(0x400 + 4 * k)
-        assert rdata & 1 == 0, f"line {k} valid after FLUSH (MR-F47)"
-    moved = [q for q in range(npages) if final[q] != init.pt[q]]
-    for q in sorted(set(pages) | set(moved)):
-        e = final[q]
-        for s in range(p.NS):
-            got = b.ports.models[e.port].read_sector(e.desc.dev(32 * s, p.LOG2G))
-            want = ref.read((q << p.LOG2G) + 32 * s)
-            assert got == want, f"page {q} sector {s} at {e}: {got:#x} != reference {want:#x}"
+    checked, moved = await b.check_reference(init, pages)
     codes = collections.Counter(ev[0] for ev in b.events)
     dut._log.info(f"{n} requests, {checked} read beats checked, MIG_CMDs {dict(cmds)}, events "
                   f"{ {EVENT_NAMES[c]: v for c, v in sorted(codes.items())} }, "
