@@ -197,8 +197,19 @@ REGISTRY = {b.name: b for b in [
         notes=("levels PLAIN, GPC, GPU and GPU_FLAT (legacy: PLAIN, GPC); CPC is not built "
                "(CPC_PER_GPC = 0)",),
     ),
-    Block(name="memrouter", kind="block", spec="memrouter.md", issue=7, status="planned (issue #7)",
-          summary="base-layer memory router: HBM + off-package interleave, page table, QoS, migration"),
+    Block(
+        name="memrouter", kind="block", spec="memrouter.md", issue=7,
+        summary="base-layer memory router: HBM + off-package interleave, page table, QoS, migration",
+        top="sim.blocks.memrouter:build_top", adapter="sim.blocks.memrouter",
+        params=(Param("CFG", 1, "0..4", "reference configuration CFG-A, B, C, D, G64 (MR-GV1): "
+                      "hardware parameters and CSR reset values (MR-C11)"),
+                Param("N_PROC", 1, "1..4", "processor ports (MR-C4)"),
+                Param("ROB_BEATS", 256, ">= 2*MAX_LEN", "response buffer beats per processor "
+                      "port (MR-C8)")),
+        notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
+               "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
+               "covers all of the spec",),
+    ),
     Block(
         name="dfp", kind="block", spec="dfp.md", issue=3,
         summary="DFP16 dot/MAC unit with the dynamic precision manager (NONE/PRESHIFT/CHUNK/ADAPTIVE)",

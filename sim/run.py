@@ -16,6 +16,10 @@ __all__ = ["run_stimulus", "run_parsed"]
 def run_parsed(block, params, stim, sim="verilator", seed=0, waves=False):
     """Run an already validated stimulus; returns the result record (see docs for the schema)."""
     adapter = block.flow()
+    unsupported = getattr(adapter, "rtl_unsupported", None)     # what an RTL run cannot be compared on
+    reason = unsupported(stim) if unsupported and sim != "golden" else None
+    if reason:
+        raise UsageError(f"{block.name} RTL: {reason}")
     expected = adapter.golden(params, stim)
     record = {"block": block.name, "params": params, "sim": sim, "seed": seed}
     if sim == "golden":

@@ -7,7 +7,9 @@ with the cycle-exact port models of MR-F51 at the MR-C29/C30 defaults and prsp.r
 * ``qos`` (MR-P4, P5): CFG-C, two processor ports: preq[0] reads the carve-out pages round robin
   over the modules, preq[1] the far pages in ppn order (either may be off: QOS_NEAR / QOS_FAR);
   OFF-port RATE_N / RATE_F from QOS_RATE ("2,1"), written through the CSRs before the run;
-  per OFF port the near and far sectors transferred on mreq in [5000, 15000).
+  per OFF port the near and far sectors transferred on mreq in [5000, 15000); with
+  QOS_SAMPLE = w > 0 also per w-cycle window over [0, 15000) (``samples``, for the plot of
+  ``gpublocks bench memrouter``).
 
 Cycles count from the first request header the router accepts. Every run ends with a drain and
 the full golden comparison of router_tb (responses, memory requests, counters), so a benchmark
@@ -62,6 +64,20 @@ def _window_beats(monitor, t0):
     return sum(1 for t in monitor.transfers if lo <= t.cycle < hi)
 
 
+def _samples(b, t0, width):
+    """Per OFF port, near and far sectors on mreq per ``width`` cycles over [0, WINDOW[1])
+    (cycles from t0); {} when ``width`` is 0."""
+    if width <= 0:
+        return {}
+    n = WINDOW[1] // width
+    out = {str(j): {"near": [0] * n, "far": [0] * n} for j in range(1, b.nports)}
+    for t, j, cls, nb in b.ports.headers:
+        k = (t - t0) // width
+        if j and 0 <= k < n and cls in (NEAR, FAR):
+            out[str(j)]["near" if cls == NEAR else "far"][k] += nb
+    return out
+
+
 @cocotb.test()
 async def streaming(dut):
     """MR-P1..P3 streaming workload on the build's configuration."""
@@ -103,11 +119,13 @@ async def qos(dut):
         f = sum(nb for t, jj, cls, nb in b.ports.headers if jj == j and cls == FAR
                 and lo <= t < hi)
         shares[j] = (n, f)
+    samples = _samples(b, t0, int(os.environ.get("QOS_SAMPLE", "0")))
     b.stop_drivers()
     await b.drain()
     await b.check()
     dut._log.info(f"qos RATE {rate_n}/{rate_f} near={near} far={far}: per OFF port "
                   f"(near, far) sectors in {WINDOW}: {shares}")
     env.write_result(dict(rate=[rate_n, rate_f], near=near, far=far,
-                          shares={str(j): v for j, v in shares.items()}, t0=t0))
+                          shares={str(j): v for j, v in shares.items()}, t0=t0,
+                          **({"samples": samples} if samples else {})))
 

@@ -39,17 +39,16 @@ import collections
 import os
 
 import cocotb
-from cocotb.triggers import ReadOnly, RisingEdge
 
 from golden.memrouter.csr import OFFSETS
 from golden.memrouter.formats import (EV_DONE, EV_EVICT, EV_LINE_FULL, EV_PT_UPDATE, EV_REJECT,
-                                      EV_START, EVT, FAR, MIG, NEAR, OP_DEMOTE,
+                                      EV_START, FAR, MIG, NEAR, OP_DEMOTE,
                                       OP_PROMOTE, OP_SWAP, PTE, REJ_FULL, REJ_NOFRAME, REJ_RANGE,
                                       REJ_STATE, ST_DONE, UNMAPPED_PTE)
 from golden.memrouter.ifmap import pt_init
 from golden.memrouter.router import COUNTERS
 from tb.common import env
-from tb.common.stream import read_int, sim_cycle
+from tb.common.stream import sim_cycle
 from tb.memrouter.router_tb import PORT_BEATS, Bench
 
 CTRL_EN_EXPLICIT, CTRL_FAR_ALLOC, CTRL_WALK_PAUSE = 1 << 2, 1 << 5, 1 << 6
@@ -90,19 +89,8 @@ class MigBench(Bench):
         super().__init__(dut, **kw)
         self.fed = 0
         self.gold_rsp = [[] for _ in range(self.p.N_PROC)]
-        self.tevents = []                   # (cycle, (code, line, ppn, arg)), ReadOnly-sampled
         self.rid = 0
         self.report = []
-        cocotb.start_soon(self._watch_timed())
-
-    async def _watch_timed(self):
-        valid, payload = self.dut.evt__valid, self.dut.evt__payload
-        while True:
-            await RisingEdge(self.dut.clk)
-            await ReadOnly()
-            if read_int(valid) == 1:
-                ev = EVT.unpack(int(payload.value))
-                self.tevents.append((sim_cycle(), (ev["code"], ev["line"], ev["ppn"], ev["arg"])))
 
     # ------------------------------------------------------------------ golden feeding
     def run_golden(self):
@@ -559,8 +547,19 @@ async def promote_time(dut):
     dst = b.golden.nfree[0]
     assert dst.port == 0, "the free frame is not an HBM frame"
     n0 = len(b.tevents)
+    beats0 = await b.port_beats()
     await b.command(OP_PROMOTE, f1, kind="promote_free")
+    beats1 = await b.port_beats()
     evs = b.tevents[n0:]
+    # MR-P6 / P7 figures: processor-link beats beyond what the requests imply, and the bytes
+    # read from the far source and written to the near frame (all classes)
+    c = {name: (await b.csr(0x200 + 4 * COUNTERS.index(name)))[0]
+         for name in ("PREQ_BEATS", "PRSP_BEATS")}
+    extra = c["PREQ_BEATS"] + c["PRSP_BEATS"] - sum(b.implied_link_beats())
+    src = pt_init(b.p, b.cfg).pt[f1].port
+    far_rd = sum(beats1[(src, 0, cls)] - beats0[(src, 0, cls)] for cls in (NEAR, FAR, MIG))
+    near_wr = sum(beats1[(dst.port, 1, cls)] - beats0[(dst.port, 1, cls)]
+                  for cls in (NEAR, FAR, MIG))
     t_start = next(t for t, e in evs if e[0] == EV_START and e[2] == f1)
     t_done = next(t for t, e in evs if e[0] == EV_DONE and e[2] == f1)
     cycles = t_done - t_start
@@ -569,7 +568,8 @@ async def promote_time(dut):
                   f"(target <= 1600, ideal ~{128 * 8 + 128 * 2} + latencies) "
                   f"{'met' if ok else 'NOT met'}")
     env.write_result(dict(mig_cycles=cycles, target=1600, met=ok, page=f1, start=t_start,
-                          done=t_done))
+                          done=t_done, proc_link_extra_beats=extra, far_read_bytes=32 * far_rd,
+                          near_write_bytes=32 * near_wr))
 
 
 @cocotb.test()

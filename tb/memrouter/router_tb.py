@@ -40,8 +40,8 @@ PORT_BEATS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))      # (wr, cls): 
 
 
 def config():
-    """(MemrouterParams, Config) of the build: GPUBLOCKS_PARAMS CFG (index into CFG_NAMES),
-    N_PROC, ROB_BEATS; FAR_ALLOC = 0 (the line path is not built)."""
+    """(MemrouterParams, Config) of a tb.memrouter.builds build: GPUBLOCKS_PARAMS CFG (index
+    into CFG_NAMES), N_PROC, ROB_BEATS; reset FAR_ALLOC = 0 (tests set it through CTRL)."""
     prm = env.params()
     name = CFG_NAMES[prm.get("CFG", 1)]
     p, cfg = reference(name, dict(N_PROC=prm.get("N_PROC", 1),
@@ -61,9 +61,11 @@ def mreq_keys(port, cls, addr, nb, wr):
 class Bench:
     """Clock, reset, drivers, monitors and the golden model of one run."""
 
-    def __init__(self, dut, ready_prob=0.8, gap_prob=0.3):
+    def __init__(self, dut, ready_prob=0.8, gap_prob=0.3, reset=None):
+        """``reset``: (params, Config) of the build when it is not a tb.memrouter.builds one
+        (whose reset configuration has FAR_ALLOC = 0)."""
         self.dut = dut
-        self.p, self.cfg = config()
+        self.p, self.cfg = reset or config()
         self.rng = env.rng(1)
         self.golden = Router(self.p, self.cfg)
         self.gcsr = Csr(self.golden)
@@ -79,17 +81,30 @@ class Bench:
         self.ports = PyPorts(dut, self.p, self.cfg, self._mreq)
         self.reqs = [[] for _ in range(self.p.N_PROC)]     # (nb, wr) per request, per port
         self.stopped = set()
-        self.events = []
+        self.events = []                    # (code, line, ppn, arg)
+        self.tevents = []                   # (cycle, (code, line, ppn, arg))
         cocotb.start_soon(self._watch_events())
 
     async def _watch_events(self):
-        """Record every ``evt`` beat (the stream has no ready)."""
+        """Record every ``evt`` beat (the stream has no ready), with its cycle."""
         valid, payload = self.dut.evt__valid, self.dut.evt__payload
         while True:
             await RisingEdge(self.dut.clk)
             if int(valid.value):
                 ev = EVT.unpack(int(payload.value))
-                self.events.append((ev["code"], ev["line"], ev["ppn"], ev["arg"]))
+                e = (ev["code"], ev["line"], ev["ppn"], ev["arg"])
+                self.events.append(e)
+                self.tevents.append((sim_cycle(), e))
+
+    async def wait_engine_quiet(self, timeout=100_000):
+        """Until STATUS shows no migration command queued or running (bits 2 and 3 clear)."""
+        t0 = sim_cycle()
+        while sim_cycle() - t0 < timeout:
+            st, _ = await self.csr("STATUS")
+            if not st >> 2 & 3:
+                return
+            await self.cycles(32)
+        raise AssertionError(f"migration engine still busy after {timeout} cycles (MR-V4)")
 
     def _mreq(self, j, beat):
         for key in mreq_keys(j, beat["cls"], beat["addr"], beat["len"] + 1, beat["wr"]):
@@ -458,19 +473,8 @@ async def random_migrations(dut):
             cmds["rejected_full" if err else "queued"] += 1
     await commands()
     await b.drain()
-    for _ in range(2000):                       # the engine idle, nothing queued
-        st, _ = await b.csr("STATUS")
-        if not st >> 2 & 3:
-            break
-        await b.cycles(32)
-    else:
-        raise AssertionError("engine never idle (MR-V4)")
-    await b.csr("CMD", True, 2)
-    for _ in range(2000):
-        st, _ = await b.csr("STATUS")
-        if not st >> 4 & 1 and st & 2:
-            break
-        await b.cycles(32)
+    await b.wait_engine_quiet()
+    await b.flush()
 
     checked, moved = await b.check_reference(init, pages)
     codes = collections.Counter(ev[0] for ev in b.events)

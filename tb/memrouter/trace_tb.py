@@ -51,21 +51,12 @@ async def program_trace(dut):
                be=list(r.be) or None)
     await b.drain()
     cycles = sim_cycle() - t0
-    for _ in range(5000):                       # the engine idle, nothing queued
-        st, _ = await b.csr("STATUS")
-        if not st >> 2 & 3:
-            break
-        await b.cycles(32)
+    await b.wait_engine_quiet()
     counts = {}
     for name in SECTS:
         rdata, _ = await b.csr(0x200 + 4 * COUNTERS.index(name))
         counts[name] = rdata
-    await b.csr("CMD", True, 2)
-    for _ in range(5000):
-        st, _ = await b.csr("STATUS")
-        if not st >> 4 & 1 and st & 2:
-            break
-        await b.cycles(32)
+    await b.flush()
     touched = sorted({r.addr >> b.p.LOG2G for r in reqs})
     checked, moved = await b.check_reference(init, touched)
     total = sum(counts.values())

@@ -23,8 +23,8 @@ def test_list_shows_arbiter_and_its_parameters(cli):
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("arbiter "))
     assert "hw.common.arbiter:RoundRobinArbiter" in row and "n=4 (1..1024)" in row
-    for planned in ("memrouter",):
-        assert any(line.startswith(planned + " ") and "planned" in line for line in out.splitlines())
+    row = next(line for line in out.splitlines() if line.startswith("memrouter "))
+    assert "sim.blocks.memrouter:build_top" in row and "CFG=1 (0..4)" in row
 
 
 def test_list_json(cli):
@@ -37,7 +37,7 @@ def test_verilog_all_and_lint_all(cli, build):
     code, out, _ = cli("verilog", "--all")
     assert code == 0
     names = ("arbiter", "skid", "mwfifo", "prefix_popcount", "lzc", "dfp", "dfp_quantizer",
-             "dfp_dequantizer", "dfp_downconverter", "trackq", "tma", "wdist")
+             "dfp_dequantizer", "dfp_downconverter", "trackq", "tma", "wdist", "memrouter")
     for name in names:
         text = (build / "verilog" / f"{name}.v").read_text()
         assert f"module {name}(" in text
@@ -52,16 +52,36 @@ def test_verilog_parameter_override_names_the_module(cli, build):
     assert "module arbiter_n7(" in (build / "verilog" / "arbiter_n7.v").read_text()
 
 
+@pytest.fixture
+def planned_block(monkeypatch):
+    """A planned block in the registry (every real block is built now)."""
+    from sim import registry
+    block = registry.Block(name="planned_x", kind="block", spec="x.md", issue=99,
+                           status="planned (issue #99)", summary="not built")
+    monkeypatch.setitem(registry.REGISTRY, "planned_x", block)
+    return block
+
+
 @pytest.mark.parametrize("argv, words", [
-    (["verilog", "memrouter"], "issue #7"),
+    (["verilog", "planned_x"], "issue #99"),
+    (["run", "planned_x", "x.json"], "issue #99"),
+    (["fpga", "planned_x"], "does not support 'planned_x' (planned (issue #99))"),
+    (["bench", "planned_x"], "does not support"),
+])
+def test_planned_block_is_refused(cli, planned_block, argv, words):
+    code, out, err = cli(*argv)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and words in err, err
+
+
+@pytest.mark.parametrize("argv, words", [
     (["verilog", "nosuch"], "unknown block"),
     (["verilog"], "name a block or use --all"),
     (["verilog", "arbiter", "-p", "n=0"], "n must be an integer in 1..1024"),
     (["verilog", "arbiter", "-p", "m=3"], "no parameter 'm'"),
     (["verilog", "arbiter", "-p", "n=x"], "not an integer"),
     (["verilog", "arbiter", "-p", "n"], "NAME=VALUE"),
-    (["run", "memrouter", "x.json"], "issue #7"),
-    (["fpga", "memrouter"], "does not support"),
+    (["run", "memrouter", "x.json"], "cannot read stimulus file"),
     (["fpga", "arbiter", "--board", "nosuch"], "unknown board"),
     (["bench", "lzc"], "does not support"),
     (["nosuch"], "invalid choice"),

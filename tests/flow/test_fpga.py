@@ -70,7 +70,7 @@ def test_fpga_arbiter_smoke_build_and_reports(cli, build):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["fpga", "memrouter"], "does not support 'memrouter'"),
+    (["fpga", "nosuch"], "unknown block 'nosuch'"),
     (["fpga"], "name a block or use --all"),
     (["fpga", "arbiter", "-p", "n=0"], "n must be an integer in 1..1024"),
     (["fpga", "arbiter", "--board", "icebreaker"], "unknown board 'icebreaker'"),
