@@ -176,7 +176,9 @@ def test_compare_reports_every_difference(seed):
 
 
 @pytest.mark.req("MR-F1", "MR-F4", "MR-F44", "MR-E5", "MR-E6", "MR-F52")
-@pytest.mark.parametrize("changes", [{}, {"CFG": 0, "N_PROC": 2}], ids=["B", "A_2ports"])
+# (the two-port case needs a Verilator build of its own: slow, `pytest -m slow`)
+@pytest.mark.parametrize("changes", [
+    {}, pytest.param({"CFG": 0, "N_PROC": 2}, marks=pytest.mark.slow)], ids=["B", "A_2ports"])
 def test_run_memrouter_rtl_matches_golden(cli, tmp_path, build, seed, monkeypatch, changes):
     """The demo's random stimulus (reads and partial writes over HBM, carve-out and far pages,
     a page-crossing read, E_RANGE, E_UNMAPPED, a poisoned sector; random preq gaps and prsp
