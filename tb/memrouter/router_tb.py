@@ -78,6 +78,7 @@ class Bench:
         self.csr_drv = StreamDriver(dut, "csr_req", dut.clk, CSRREQ, gap_prob=0.0)
         self.csr_mon = StreamMonitor(dut, "csr_rsp", dut.clk, CSRRSP, ready_prob=1.0)
         self.mreqs = collections.Counter()
+        self.mlog = []                      # (cycle, port, class, address, sectors, wr)
         self.ports = PyPorts(dut, self.p, self.cfg, self._mreq)
         self.reqs = [[] for _ in range(self.p.N_PROC)]     # (nb, wr) per request, per port
         self.stopped = set()
@@ -109,6 +110,8 @@ class Bench:
     def _mreq(self, j, beat):
         for key in mreq_keys(j, beat["cls"], beat["addr"], beat["len"] + 1, beat["wr"]):
             self.mreqs[key] += 1
+        self.mlog.append((sim_cycle(), j, beat["cls"], beat["addr"], beat["len"] + 1,
+                          beat["wr"]))
 
     async def start(self):
         await reset(self.dut)
@@ -287,12 +290,13 @@ class Bench:
             got = self.ports.models[j].read_sector(a)
             assert got == self.golden.ports[j].read_sector(a), f"port {j} sector {a:#x}"
 
-    async def check_reference(self, init, pages):
+    async def check_reference(self, init, pages, poisoned=frozenset()):
         """The flat reference in acceptance order (MR-V3), after a final FLUSH: every response
         beat (id, last, err, read data), PREQ/PRSP_BEATS (MR-V6), every page STABLE, no valid
         line, and every sector of ``pages`` and of the remapped pages read through the final
-        PT. ``init`` is the PT_INIT result the run started from. Returns (read beats checked,
-        remapped pages)."""
+        PT. ``init`` is the PT_INIT result the run started from; a read beat of a sector in
+        ``poisoned`` (partition addresses of never-written sectors whose device sector is
+        poisoned) must be E_POISON. Returns (read beats checked, remapped pages)."""
         b, p = self, self.p
         npages = init.pages
         ref = FlatReference(init, p)
@@ -319,8 +323,10 @@ class Bench:
                     where = f"prsp[{proc}] request {uid} (id {rid}, addr {addr:#x}) beat {j}"
                     assert beat["id"] == rid, f"{where}: id {beat['id']} (MR-V4)"
                     assert beat["last"] == int(j == n_beats - 1), f"{where}: last"
-                    assert beat["err"] == (E_RANGE if bad else 0), f"{where}: err {beat['err']}"
-                    if not wr and not bad:
+                    sick = not wr and not bad and addr + 32 * j in poisoned
+                    want_err = E_RANGE if bad else E_POISON if sick else 0
+                    assert beat["err"] == want_err, f"{where}: err {beat['err']} != {want_err}"
+                    if not wr and not bad and not sick:
                         want = ref.read(addr + 32 * j, uid)
                         assert beat["data"] == want, \
                             f"{where}: data {beat['data']:#x} != reference {want:#x} (MR-V3)"
@@ -418,6 +424,49 @@ async def random_traffic(dut):
     assert errs[1] and errs[2] and errs[E_POISON], f"error coverage {dict(errs)}"
 
 
+def check_map(b, init, slack=2):
+    """MR-V2 on the RTL, after the run: a mirror of the PT built from PT_INIT and the PT_UPDATE
+    events gives every page's (port, frame, pool) over time. Every NEAR or FAR memory request
+    must address a frame that a page held, with that pool, within ``slack`` cycles of the
+    request; every MIG request must come inside a command (START to DONE / ABORT) and address
+    a frame that a page named by the command (START, its victim, ALLOC, LINE_FULL, PT_UPDATE)
+    held then. Returns the number of requests checked."""
+    lg = b.p.LOG2G
+    held = collections.defaultdict(list)        # (port, frame) -> [(ppn, pool, first, last)]
+    cur = {q: (init.pt[q].port, init.pt[q].frame, init.pt[q].pool, 0)
+           for q in range(init.pages) if init.pt[q].state}
+    cmds = []                                   # (start, end, pages)
+    for t, (code, _, ppn, arg) in b.tevents:
+        if code == 3:
+            cmds.append([t, None, {ppn} | ({arg >> 16} if arg & 0xF == 3 else set())])
+        elif code in (1, 4, 5) and cmds and cmds[-1][1] is None:
+            cmds[-1][2].add(ppn)
+        if code in (6, 7) and cmds and cmds[-1][1] is None:
+            cmds[-1][1] = t
+        if code == 5:
+            e = PTE.decode(arg)
+            port, frame, pool, since = cur[ppn]
+            held[(port, frame)].append((ppn, pool, since, t))
+            cur[ppn] = (e.port, e.frame, e.pool, t)
+    for q, (port, frame, pool, since) in cur.items():
+        held[(port, frame)].append((q, pool, since, 1 << 62))
+    for t, j, cls, addr, nb, wr in b.mlog:
+        owners = held.get((j, addr >> lg), [])
+        where = f"mreq at cycle {t}: port {j} class {cls} address {addr:#x} ({nb}, wr {wr})"
+        if cls != 2:
+            assert any(pool == cls and first - slack <= t <= last + slack
+                       for _, pool, first, last in owners), \
+                f"{where} is no page's frame in that pool then (MR-V2): {owners}"
+        else:
+            cmd = next((c for c in cmds if c[0] - slack <= t <= (c[1] or 1 << 62) + slack), None)
+            assert cmd is not None, f"{where}: a MIG request outside a command (MR-V2)"
+            end = cmd[1] if cmd[1] is not None else 1 << 62
+            assert any(q in cmd[2] and first - slack <= end and cmd[0] - slack <= last
+                       for q, _, first, last in owners), \
+                f"{where}: not a frame of the command's pages {sorted(cmd[2])} (MR-V2)"
+    return len(b.mlog)
+
+
 def range_error(p, pages, addr, nb):
     """True when the request fails the range checks (MR-E1..E3)."""
     return bool(addr & 31 or nb > p.MAX_LEN or addr + 32 * nb > pages * p.G)
@@ -426,11 +475,12 @@ def range_error(p, pages, addr, nb):
 @cocotb.test()
 async def random_migrations(dut):
     """Random traffic on a few pages (near and far) with FAR_ALLOC = 1, random MIG_CMDs and
-    automatic triggers (ACC and SECT), in the MODE and MIG_STALL of the environment. The golden
-    router's interleaving of engine steps is not the RTL's, so the checks are the flat
-    reference in acceptance order (MR-V3: every read beat; after a final FLUSH, every sector
-    of the touched and remapped pages through the final PT), ids and order (MR-V4), the
-    processor-link counters (MR-V6), and LINE_STATUS against the final PT (MR-V9)."""
+    automatic triggers (ACC and SECT), in the MODE and MIG_STALL of the environment, two
+    read-only pages with a poisoned sector. The golden router's interleaving of engine steps is
+    not the RTL's, so the checks are the flat reference in acceptance order (MR-V3: every read
+    beat; after a final FLUSH, every sector of the touched and remapped pages through the final
+    PT), ids and order (MR-V4), the processor-link counters (MR-V6), the PT mirror (MR-V2,
+    :func:`check_map`), every page STABLE and no line valid at the end."""
     b = Bench(dut, ready_prob=0.9, gap_prob=0.4)
     await b.start()
     rng = b.rng
@@ -446,7 +496,17 @@ async def random_migrations(dut):
     far = [q for q in range(npages) if init.pt[q].pool == 1]
     k_near = min(5, len(near))                  # (inclusive mode: every page starts far)
     pages = sorted(set(rng.sample(near, k_near) + rng.sample(far, 12 - k_near)))
-    hot = [(rng.choice(pages) << p.LOG2G) + 32 * rng.randrange(p.NS) for _ in range(8)]
+    # two read-only pages (a near one if any, a far one) with a poisoned sector each: their
+    # commands abort (MR-E9), so the poisoned device sector stays theirs (MR-E6, E7)
+    ro = [q for q in pages if init.pt[q].pool == 0][:1] + \
+        [q for q in pages if init.pt[q].pool == 1][:1]
+    poisoned = set()
+    for k, q in enumerate(ro):
+        sect = rng.randrange(p.NS)
+        b.ports.models[init.pt[q].port].poison[k] = init.pt[q].desc.dev(32 * sect, p.LOG2G)
+        poisoned.add((q << p.LOG2G) + 32 * sect)
+    hot = [(rng.choice(pages) << p.LOG2G) + 32 * rng.randrange(p.NS) for _ in range(6)]
+    hot += sorted(poisoned)
     n = int(os.environ.get("REQS", "500"))
     for k in range(n):
         proc = rng.randrange(p.N_PROC)
@@ -458,7 +518,7 @@ async def random_migrations(dut):
             addr = npages * p.G - 32 * rng.randint(0, 2)
         else:
             addr = (rng.choice(pages) << p.LOG2G) + 32 * rng.randrange(p.NS)
-        wr = rng.random() < 0.5
+        wr = rng.random() < 0.5 and addr >> p.LOG2G not in ro
         be = [rng.choice((FULL_BE, rng.getrandbits(32))) for _ in range(nb)] if wr else None
         b.send(proc, addr, nb, wr, k & 0xFF, be=be)
 
@@ -476,9 +536,11 @@ async def random_migrations(dut):
     await b.wait_engine_quiet()
     await b.flush()
 
-    checked, moved = await b.check_reference(init, pages)
+    checked, moved = await b.check_reference(init, pages, poisoned)
+    mirrored = check_map(b, init)
     codes = collections.Counter(ev[0] for ev in b.events)
     dut._log.info(f"{n} requests, {checked} read beats checked, MIG_CMDs {dict(cmds)}, events "
                   f"{ {EVENT_NAMES[c]: v for c, v in sorted(codes.items())} }, "
-                  f"{len(moved)} pages remapped, {sim_cycle()} cycles")
+                  f"{len(moved)} pages remapped, {mirrored} memory requests checked against "
+                  f"the PT mirror, {sim_cycle()} cycles")
     assert codes[6] >= 2, f"too few migrations completed: {dict(codes)}"

@@ -40,14 +40,17 @@ def test_router_line_service_matches_golden(seed):
 
 @pytest.mark.req("MR-F19", "MR-F20", "MR-F21", "MR-F22", "MR-F23", "MR-F24", "MR-F25",
                  "MR-F26", "MR-F27", "MR-F28", "MR-F29", "MR-F30", "MR-F31", "MR-F33",
-                 "MR-F34", "MR-F35", "MR-F36", "MR-F37", "MR-F38", "MR-E13", "MR-V3", "MR-V4",
-                 "MR-V6", "MR-V11")
+                 "MR-F34", "MR-F35", "MR-F36", "MR-F37", "MR-F38", "MR-E9", "MR-E13", "MR-V2",
+                 "MR-V3", "MR-V4", "MR-V6", "MR-V11")
 @pytest.mark.parametrize("mode, stall", [(0, 0), (1, 1)], ids=["excl-perSector", "incl-stall"])
 def test_router_migrations_keep_reference(mode, stall, seed):
     """Random traffic on 5 near and 7 far pages (35 % on 8 hot sectors) with FAR_ALLOC = 1,
     random MIG_CMDs (PROMOTE, DEMOTE, SWAP, a bad op) and automatic ACC / SECT triggers, in
-    exclusive mode with per-sector service and in inclusive mode with MIG_STALL: every read
-    beat equals the acceptance-ordered flat reference, ids and order hold, PREQ/PRSP_BEATS
-    match the requests, and after a final FLUSH every sector of the touched and remapped pages
+    exclusive mode with per-sector service and in inclusive mode with MIG_STALL; two read-only
+    pages have a poisoned sector, so their migrations abort: every read beat equals the
+    acceptance-ordered flat reference (E_POISON exactly on the poisoned sectors), ids and
+    order hold, PREQ/PRSP_BEATS match the requests, every memory request addresses a frame
+    its page held then by the PT mirror of the PT_UPDATE events (MIG ones: a page of the
+    running command), and after a final FLUSH every sector of the touched and remapped pages
     read through the final PT equals the reference."""
     run("B", seed, "random_migrations", MODE=mode, MIG_STALL=stall)
