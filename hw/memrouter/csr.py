@@ -29,12 +29,16 @@ CMD_PT_INIT, CMD_FLUSH, CMD_CLR = 1, 2, 3
 
 def inc_width(params, name):
     """Width of the increment input of counter ``name``: sectors (up to 16) for the SECT_*
-    counters, one bit for a per-request event, the sum over the processor ports for the prsp
-    beat counters."""
+    counters, one bit for a per-request or per-command event, the sum over the processor ports
+    for the prsp beat counters, up to MAX_LEN walker sectors for MIG_WALK_FILLS. MIG_PREVALID
+    has no increment input (it is set from ``prevalid``)."""
     if name in ("PRSP_BEATS", "ERR_POISON"):
         return params.N_PROC.bit_length()
-    if name in ("PREQ_BEATS", "ERR_RANGE", "ERR_UNMAPPED", "SECT_LINE", "SECT_FILL", "EVICTS"):
+    if name in ("PREQ_BEATS", "ERR_RANGE", "ERR_UNMAPPED", "SECT_LINE", "SECT_FILL", "EVICTS",
+                "MIG_DONE", "MIG_ABORT", "MIG_FULL_WRITES"):
         return 1
+    if name == "MIG_WALK_FILLS":
+        return params.MAX_LEN.bit_length()
     if name == "WB_SECT":
         return params.NS.bit_length()
     return 5
@@ -81,7 +85,7 @@ class CsrBlock(wiring.Component):
         MIG_START: MIG_WALK_FILLS, MIG_DEMAND_FILLS, MIG_FULL_WRITES cleared, MIG_PREVALID set.
     status_idle : In(1)
     inc_<COUNTER lower-case> : In(:func:`inc_width`)
-        Increments of the counters at 0x200.
+        Increments of the counters at 0x200 (none for MIG_PREVALID, set from ``prevalid``).
     beat_<port>_<k> : In
         Sectors transferred on port j of kind PORT_BEATS[k] (a write beat is one sector, so
         the WR kinds are 1 bit wide).
@@ -117,7 +121,8 @@ class CsrBlock(wiring.Component):
             for name in PORT_REGS:
                 members[f"port_{name.lower()}_{j}"] = Out(16, init=getattr(reset_cfg.QOS[j], name))
         for name in COUNTERS:
-            members[f"inc_{name.lower()}"] = In(inc_width(params, name))
+            if name != "MIG_PREVALID":          # set from ``prevalid``, no increment
+                members[f"inc_{name.lower()}"] = In(inc_width(params, name))
         for j in range(self.ports):
             for k in PORT_BEATS:
                 members[f"beat_{j}_{k.lower()}"] = In(1 if k.startswith("WR") else 5)
@@ -145,12 +150,13 @@ class CsrBlock(wiring.Component):
         for name in COUNTERS:
             c = Signal(32, name=f"cnt_{name.lower()}")
             counters[name] = c
-            inc = getattr(self, f"inc_{name.lower()}")
             if name in ("MIG_WALK_FILLS", "MIG_DEMAND_FILLS", "MIG_FULL_WRITES"):
+                inc = getattr(self, f"inc_{name.lower()}")
                 m.d.sync += c.eq(Mux(clear, 0, Mux(self.clr_mig, 0, c) + inc))
             elif name == "MIG_PREVALID":
                 m.d.sync += c.eq(Mux(clear, 0, Mux(self.prevalid_en, self.prevalid, c)))
             else:
+                inc = getattr(self, f"inc_{name.lower()}")
                 m.d.sync += c.eq(Mux(clear, 0, c + inc))
         beats = {}
         for j in range(self.ports):

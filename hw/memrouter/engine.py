@@ -69,8 +69,9 @@ class MigEngine(wiring.Component):
     -------
     mode, walk_pause, walk_stop_en, walk_stop, mig_outstanding, pages : In
         Configuration (CTRL bits, WALK_STOP, MIG_OUTSTANDING, PAGES).
-    cmd_we, cmd_word, cmd_arg : In
-        A MIG_CMD write with EN_EXPLICIT = 1 (MIG_ARG sampled with it).
+    cmd_we, cmd_op, cmd_page, cmd_arg : In
+        A MIG_CMD write with EN_EXPLICIT = 1: the word's OP (bits 3:0) and page (bits 31:16),
+        MIG_ARG sampled with it.
     cmd_full : Out(1)
         The command FIFO is full (the write is answered err = 1, REJ_FULL, MR-E11).
     mig_status : Out(32); busy : Out(1); hand : Out
@@ -119,7 +120,7 @@ class MigEngine(wiring.Component):
         super().__init__({
             "mode": In(1), "walk_pause": In(1), "walk_stop_en": In(1), "walk_stop": In(32),
             "mig_outstanding": In(32), "pages": In(pw + 1),
-            "cmd_we": In(1), "cmd_word": In(32), "cmd_arg": In(16), "cmd_full": Out(1),
+            "cmd_we": In(1), "cmd_op": In(4), "cmd_page": In(16), "cmd_arg": In(16), "cmd_full": Out(1),
             "mig_status": Out(32), "busy": Out(1), "hand": Out(pw),
             "trig_ok": Out(1), "trig_en": In(1), "trig_ppn": In(pw), "trig_src": In(2),
             "hold": Out(1), "safe": In(1),
@@ -146,7 +147,7 @@ class MigEngine(wiring.Component):
             "issued": In(8).array(self.ports * 3), "done": In(8).array(self.ports * 3),
             "ev_valid": Out(1), "ev_code": Out(4), "ev_line": Out(4), "ev_ppn": Out(16),
             "ev_arg": Out(32), "ev_ok": In(1),
-            "inc_walk": Out(5), "inc_done": Out(1), "inc_abort": Out(1), "clr_mig": Out(1),
+            "inc_walk": Out(range(params.MAX_LEN + 1)), "inc_done": Out(1), "inc_abort": Out(1), "clr_mig": Out(1),
             "prevalid_en": Out(1), "prevalid": Out(range(params.NS + 1)),
         })
 
@@ -164,7 +165,7 @@ class MigEngine(wiring.Component):
         m.d.comb += cmd_room.eq(~eq_const(cmdq.level, p.CMDQ_DEPTH))
         m.d.comb += [self.cmd_full.eq(~cmd_room),
                      cmdq.w_en.eq(self.cmd_we & cmd_room),
-                     cmdq.w_data.eq(Cat(self.cmd_word[0:4], self.cmd_word[16:32], self.cmd_arg))]
+                     cmdq.w_data.eq(Cat(self.cmd_op, self.cmd_page, self.cmd_arg))]
 
         # ---- REF and ND (one bit per page, in memories: PT_INIT clears them page by page as
         # it writes the PT), the far homes of inclusive mode, HAND
@@ -174,6 +175,7 @@ class MigEngine(wiring.Component):
         ref_set = ref_mem.write_port()
         ref_clr = ref_mem.write_port()           # CLOCK, PT_INIT
         ref_rd = ref_mem.read_port(transparent_for=[ref_set, ref_clr])
+        ref_rd.addr = self.hand
         nd_set = nd_mem.write_port()             # direct near writes
         nd_wr = nd_mem.write_port()              # the engine, PT_INIT
         nd_rd = nd_mem.read_port(transparent_for=[nd_set, nd_wr])
@@ -193,7 +195,7 @@ class MigEngine(wiring.Component):
         op = Signal(4)
         pg = Signal(16)                     # the command's page p
         vic = Signal(16)                    # explicit SWAP victim, CLOCK victim, DEMOTE_INCL x
-        m.d.comb += [ref_rd.addr.eq(hand), nd_rd.addr.eq(vic[:pw])]
+        nd_rd.addr = vic[:pw]
         src = Signal(2)
         e_p = Signal(PTE_W)                 # PT[p] at the command's start (ABORT restores it)
         e_v = Signal(PTE_W)                 # PT[vic] at its MIGRATING write
@@ -214,7 +216,7 @@ class MigEngine(wiring.Component):
         inflight = Signal(range(2 * 16 * ml + 1))     # walker sectors in flight
         acks = Signal(8)                    # write-out acknowledgements outstanding
         ptr = Signal(nsw + 1)
-        eline = Signal(lw)                  # the line the e_* inputs act on
+        eline = self.evict_line             # the line the e_* inputs act on
         status = self.mig_status
 
         _, p_pool, p_port, p_frame = pte_fields(e_p)
@@ -263,11 +265,10 @@ class MigEngine(wiring.Component):
         with m.If(mine_poison & ~abort):
             m.d.sync += [abort.eq(1), abort_s.eq(self.f_addr[:nsw])]
         # a walker sector leaves the count when its beat is back (§4.8: per sector)
-        walk_issue = Signal(range(ml + 1))
+        walk_issue = self.inc_walk
         m.d.sync += inflight.eq(inflight + walk_issue - (self.f_en & self.f_walker))
         ack_take = Signal()
         m.d.sync += acks.eq(acks + ack_take - self.w_ack)
-        m.d.comb += self.inc_walk.eq(walk_issue)
         m.d.sync += walk_total.eq(Mux(self.clr_mig, 0, walk_total + walk_issue))
 
         # ---- events; a REJECT of a MIG_CMD write to a full FIFO waits for a cycle without
@@ -309,7 +310,7 @@ class MigEngine(wiring.Component):
                      self.trig_ok.eq(at("IDLE") & ~cmdq.r_rdy)]
 
         hold = self.hold
-        m.d.comb += [self.alloc_ppn.eq(a_ppn[:pw]), self.evict_line.eq(eline)]
+        m.d.comb += self.alloc_ppn.eq(a_ppn[:pw])
 
         def start_cmd():
             m.d.sync += [abort.eq(0), lk1.eq(0), lk2.eq(0), mig_p.eq(0), mig_v.eq(0),
@@ -751,8 +752,7 @@ class MigEngine(wiring.Component):
             m.d.comb += left.eq(Mux(self.walk_stop_en & lt(self.walk_stop, ns),
                                     self.walk_stop, ns) - ptr)
             m.d.comb += limit.eq(Mux(lt(left, lim_room), left, lim_room))
-            free_from = Signal(ns)
-            m.d.comb += free_from.eq((~busy_s) >> ptr)
+            free_from = (~busy_s) >> ptr
             n_run = Signal(range(ml + 1))
             for k in reversed(range(ml)):
                 with m.If(~free_from[:k + 1].all() | ~lt(C(k, 5), limit)):
@@ -850,9 +850,7 @@ class MigEngine(wiring.Component):
         with m.Elif(at("VICR")):
             q = Signal(pw)
             m.d.comb += q.eq(hand)
-            nxt = Signal(pw + 1)
-            m.d.comb += nxt.eq(Mux(ge(hand + 1, self.pages), 0, hand + 1))
-            m.d.sync += hand.eq(nxt)
+            m.d.sync += hand.eq(Mux(ge(hand + 1, self.pages), 0, hand + 1))
             cand = Signal()
             m.d.comb += cand.eq(eq_const(r_state, STABLE) & ~r_pool & ~eq(q, pg))
             with m.If(cand & ~ref_rd.data):
@@ -864,7 +862,7 @@ class MigEngine(wiring.Component):
 
         # a MIG_CMD write to a full FIFO: MIG_STATUS = REJ_FULL and a REJECT (MR-E11)
         with m.If(self.cmd_we & ~cmd_room):
-            m.d.sync += [status.eq(Cat(C(REJ_FULL, 4), C(0, 12), self.cmd_word[16:32])),
-                         rej_pend.eq(1), rej_ppn.eq(self.cmd_word[16:32])]
+            m.d.sync += [status.eq(Cat(C(REJ_FULL, 4), C(0, 12), self.cmd_page)),
+                         rej_pend.eq(1), rej_ppn.eq(self.cmd_page)]
         return m
 

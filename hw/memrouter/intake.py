@@ -12,7 +12,7 @@ from hw.common.arbiter import RoundRobinArbiter
 from hw.common.lintops import eq_const, ge, gt_const, lt, nonzero, select
 from hw.common.memfifo import MemFifo
 from hw.common.regfifo import RegFifo
-from hw.memrouter.layouts import PREQ_L
+from hw.memrouter.layouts import PREQ_L, proc_width
 
 __all__ = ["Intake", "req_fields"]
 
@@ -22,7 +22,7 @@ REQ_DEPTH = 4
 def req_fields(params):
     """(name, width) of a request-queue entry, low bits first."""
     sw = (params.ROB_BEATS - 1).bit_length()
-    return (("proc", 2), ("addr", 32), ("nb", 5), ("wr", 1), ("rng", 1), ("base", sw))
+    return (("proc", proc_width(params)), ("addr", 32), ("nb", 5), ("wr", 1), ("rng", 1), ("base", sw))
 
 
 
@@ -48,8 +48,8 @@ class Intake(wiring.Component):
         PAGES: a request must end at or below PAGES·G.
     rob_free, rob_tail : In, one per port
         Free slots and next base slot of each response buffer.
-    rsv_en, rsv_proc, rsv_id, rsv_nb, rsv_wr, rsv_res : Out
-        The reservation made this cycle.
+    rsv_en, rsv_id, rsv_nb, rsv_wr, rsv_res : Out
+        The reservation made this cycle (``rsv_en`` bit i: in the response buffer of port i).
     req_* : Out / In
         Head of the request queue: ``req_valid``, fields of :func:`req_fields`, ``req_pop``.
     wd_valid, wd_data, wd_be : Out; wd_pop : In
@@ -68,7 +68,7 @@ class Intake(wiring.Component):
             "hold": In(1), "pages": In((params.PT_ENTRIES - 1).bit_length() + 1),
             "rob_free": In(params.ROB_BEATS.bit_length()).array(n),
             "rob_tail": In(self.sw).array(n),
-            "rsv_en": Out(1), "rsv_proc": Out(2), "rsv_id": Out(8), "rsv_nb": Out(5),
+            "rsv_en": Out(n), "rsv_id": Out(8), "rsv_nb": Out(5),
             "rsv_wr": Out(1), "rsv_res": Out(5),
             "req_valid": Out(1), "req_pop": In(1),
             "wd_valid": Out(1), "wd_data": Out(256), "wd_be": Out(32), "wd_pop": In(1),
@@ -83,7 +83,9 @@ class Intake(wiring.Component):
         p = self.p
         n = p.N_PROC
         m.submodules.arb = arb = RoundRobinArbiter(n)
-        width = sum(w for _, w in self.fields)
+        # with one processor port the proc field is the constant 0 and is not stored
+        fields = self.fields if n > 1 else self.fields[1:]
+        width = sum(w for _, w in fields)
         m.submodules.reqq = reqq = RegFifo(width, REQ_DEPTH)
         m.submodules.wdq = wdq = MemFifo(256 + 32, max(2, 2 * p.MAX_LEN))
 
@@ -142,10 +144,11 @@ class Intake(wiring.Component):
                 m.d.sync += locked.eq(0)
 
         m.d.comb += [
-            self.rsv_en.eq(accept), self.rsv_proc.eq(g), self.rsv_id.eq(sel_hdr["id"]),
+            self.rsv_en.eq(Mux(accept, arb.grant, 0)), self.rsv_id.eq(sel_hdr["id"]),
             self.rsv_nb.eq(g_nb), self.rsv_wr.eq(sel_hdr["wr"]), self.rsv_res.eq(g_res),
             reqq.w_en.eq(accept),
-            reqq.w_data.eq(Cat(g, C(0, 2 - len(g)), sel_hdr["addr"], g_nb, sel_hdr["wr"], g_rng, g_tail)),
+            reqq.w_data.eq(Cat(*([g] if n > 1 else []), sel_hdr["addr"], g_nb, sel_hdr["wr"], g_rng,
+                               g_tail)),
             wdq.w_en.eq((accept & sel_hdr["wr"]) | data_xfer),
             wdq.w_data.eq(Mux(data_xfer, Cat(lock_data, lock_be),
                               Cat(sel_hdr["data"], sel_hdr["be"]))),
@@ -155,7 +158,9 @@ class Intake(wiring.Component):
         # queue heads to the routing stage
         m.d.comb += [self.req_valid.eq(reqq.r_rdy), reqq.r_en.eq(self.req_pop)]
         off = 0
-        for name, w in self.fields:
+        if n == 1:
+            m.d.comb += self.req_proc.eq(0)
+        for name, w in fields:
             m.d.comb += getattr(self, f"req_{name}").eq(reqq.r_data[off:off + w])
             off += w
         m.d.comb += [self.wd_valid.eq(wdq.r_rdy), self.wd_data.eq(wdq.r_data[:256]),

@@ -34,6 +34,11 @@ def pte_value(state, pool, port, frame):
     return Cat(v(state, 2), v(pool, 1), v(port, 3), v(frame, FRAME_W))
 
 
+def proc_width(params):
+    """Width of a processor-port index (the intake arbiter's grant index): at least 1 bit."""
+    return max(1, (params.N_PROC - 1).bit_length())
+
+
 def pte_fields(pte):
     """(state, pool, port, frame) slices of a stored PTE."""
     return pte[0:2], pte[2], pte[3:6], pte[6:6 + FRAME_W]

@@ -175,9 +175,7 @@ class LineStore(wiring.Component):
         # LRU: the touched line moves to the end, the lines after it one place forward
         touch = Signal()
         m.d.comb += touch.eq(self.op_alloc | self.op_access)
-        at_or_after = Signal(nl)
-        for k in range(nl):
-            m.d.comb += at_or_after[k].eq(Cat(eq(order[j], cur) for j in range(k + 1)).any())
+        at_or_after = [Cat(eq(order[j], cur) for j in range(k + 1)).any() for k in range(nl - 1)]
         with m.If(touch):
             for k in range(nl - 1):
                 with m.If(at_or_after[k]):
@@ -236,12 +234,14 @@ class LineStore(wiring.Component):
                 m.d.sync += cnt[i].eq(0)
             with m.If(self.inval_all):
                 m.d.sync += tv[i].eq(0)
-            vcount = Signal(12, name=f"vcount{i}")
-            m.d.comb += vcount.eq(tree_sum(valid[i][k] for k in range(ns)))
+            vsum = tree_sum(valid[i][k] for k in range(ns))
+            vcount = Signal(len(vsum), name=f"vcount{i}")     # the adder tree's own width
+            m.d.comb += vcount.eq(vsum)
             with m.If(mine):
                 m.d.comb += self.cur_vcount.eq(vcount)
             m.d.comb += self.status[i].eq(Mux(tv[i], Cat(tv[i], lock[i], nomig[i], C(0, 1),
-                                                         vcount, Cat(tag[i], C(0, 16))[:16]), 0))
+                                                         vcount, C(0, 12 - len(vcount)),
+                                                         Cat(tag[i], C(0, 16))[:16]), 0))
 
         # sector data: fill beats first
         m.submodules.sectors = sectors = Memory(shape=256, depth=nl * ns, init=[])

@@ -16,7 +16,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.common.lintops import eq, eq_const, lt, nonzero
-from hw.memrouter.layouts import PRSP_L
+from hw.memrouter.layouts import PRSP_L, proc_width
 
 __all__ = ["RespRob", "comp_signature"]
 
@@ -26,7 +26,7 @@ E_RANGE, E_UNMAPPED, E_POISON = 1, 2, 3
 def comp_signature(params):
     """Members of the completion bus (one completion per cycle, to one processor port)."""
     sw = (params.ROB_BEATS - 1).bit_length()
-    return {"en": 1, "proc": 2, "slot": sw, "set_a": 1, "set_b": 1, "err": 2, "beat": 1,
+    return {"en": 1, "proc": proc_width(params), "slot": sw, "set_a": 1, "set_b": 1, "err": 2, "beat": 1,
             "data": 256}
 
 

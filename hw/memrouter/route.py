@@ -20,7 +20,7 @@ from golden.memrouter.formats import EV_ALLOC, EV_EVICT
 from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, nonzero, select,
                                shift_left)
 from hw.common.statereg import StateReg
-from hw.memrouter.layouts import PTE_W, pte_fields, slot_add
+from hw.memrouter.layouts import proc_width, pte_fields, slot_add
 from hw.memrouter.intake import req_fields
 from hw.memrouter.tags import KIND_FILL, KIND_RD, KIND_WB, KIND_WR, dest_width
 
@@ -37,8 +37,7 @@ def lowest_run(m, vec, name, limit):
     for k in reversed(range(n)):
         with m.If(vec[k]):
             m.d.comb += start.eq(k)
-    above = Signal(n, name=f"{name}_above")
-    m.d.comb += above.eq(vec >> start)
+    above = vec >> start
     length = Signal(range(limit + 1), name=f"{name}_len")
     for k in reversed(range(limit)):
         with m.If(~above[:k + 1].all()):
@@ -74,7 +73,8 @@ class Route(wiring.Component):
     wd_valid, wd_data, wd_be : In; wd_pop : Out
         Head of the write-data queue.
     pt_addr : Out; pt_data : In
-        Page-table read port (data one cycle after the address).
+        Page-table read port (data one cycle after the address): the PTE's state, pool, port
+        and the low 24 - LOG2G frame bits (the rest of the entry is not read here).
     mode, mig_stall, far_alloc : In(1)
         CTRL.MODE, CTRL.MIG_STALL, CTRL.FAR_ALLOC.
     tag_ok : In(ports); tag_next : In, one per port
@@ -131,16 +131,16 @@ class Route(wiring.Component):
         members.update({
             "req_valid": In(1), "req_pop": Out(1),
             "wd_valid": In(1), "wd_data": In(256), "wd_be": In(32), "wd_pop": Out(1),
-            "pt_addr": Out(self.pw), "pt_data": In(PTE_W),
+            "pt_addr": Out(self.pw), "pt_data": In(6 + 24 - params.LOG2G),
             "mode": In(1), "mig_stall": In(1), "far_alloc": In(1),
             "tag_ok": In(self.ports), "tag_next": In(self.tw).array(self.ports),
             "iss_valid": Out(1), "iss_ready": In(1), "iss_port": Out(3), "iss_cls": Out(1),
             "iss_tag": Out(self.tw), "iss_sect": Out(params.LOG2G - 5),
             "iss_frame": Out(24 - params.LOG2G), "iss_len": Out(4), "iss_wr": Out(1),
             "iss_data": Out(256), "iss_be": Out(32), "iss_last": Out(1),
-            "take_en": Out(1), "take_kind": Out(2), "take_proc": Out(2),
+            "take_en": Out(1), "take_kind": Out(2), "take_proc": Out(proc_width(params)),
             "take_slot": Out(dest_width(params)), "take_ab": Out(2),
-            "c_en": Out(1), "c_proc": Out(2), "c_slot": Out(self.sw), "c_err": Out(2),
+            "c_en": Out(1), "c_proc": Out(proc_width(params)), "c_slot": Out(self.sw), "c_err": Out(2),
             "c_set_a": Out(1), "c_set_b": Out(1), "c_beat": Out(1), "c_data": Out(256),
             "c_grant": In(1),
             "sect_hbm": Out(5), "sect_nearm": Out(5), "sect_fard": Out(5),
@@ -183,7 +183,7 @@ class Route(wiring.Component):
         m.d.comb += n1.eq(Mux(split, (C(ns, 5) - s0)[:5], nb))
 
         part = Signal()                         # the part being routed
-        ppn = Signal(pw)
+        ppn = ls.look_ppn                       # (the line store's lookup port)
         m.d.comb += ppn.eq(Mux(part, (p0 + 1)[:pw], p0))
         ps0 = Signal(sec_w)
         pn = Signal(5)
@@ -225,21 +225,19 @@ class Route(wiring.Component):
                      self.sect_fard.eq(Mux(e_pool, n_now, 0))]
 
         # line service state
-        lcur = Signal(self.lw)                  # the line being served or evicted
-        m.d.comb += [ls.cur.eq(lcur), ls.look_ppn.eq(ppn), ls.op_wr.eq(wr)]
+        lcur = self.ealloc_line                 # the line being served or evicted
+        m.d.comb += [ls.cur.eq(lcur), ls.op_wr.eq(wr)]
 
         def flat(line, sect):
             return Cat(sect[:self.nsw], line)
-        sect = Signal(self.nsw)                 # the part's sector wk
-        m.d.comb += sect.eq(ps0 + wk)
+        sect = (ps0 + wk)[:self.nsw]            # the part's sector wk
         need = Signal(ml)                       # sectors of the part to fetch (bit k: ps0 + k)
         nofetch = Signal(ml)                    # whole-sector writes to invalid sectors
         dropped = Signal()                      # a write sector not applied (poisoned fill)
         bit_k = Signal(ml)
         m.d.comb += bit_k.eq(shift_left(C(1, 1), wk, ml))
-        v_s = Signal()
-        pd_s = Signal()
-        m.d.comb += [v_s.eq(bit_at(ls.cur_valid, sect)), pd_s.eq(bit_at(ls.cur_pending, sect))]
+        v_s = bit_at(ls.cur_valid, sect)
+        pd_s = bit_at(ls.cur_pending, sect)
         part_mask = Signal(ml)
         m.d.comb += part_mask.eq(Mux(eq_const(pn, ml), (1 << ml) - 1,
                                      (shift_left(C(1, 1), pn, ml + 1) - 1)[:ml]))
@@ -263,16 +261,15 @@ class Route(wiring.Component):
         was_line = Signal()                     # the part was served by a line
         e_state_r = Signal(2)
         e_mig = Signal()                        # ... of a MIGRATING page
-        a_ppn = Signal(pw)
+        a_ppn = ls.op_ppn                       # (the line store's operation port)
         m.d.comb += a_ppn.eq(Mux(for_eng, eppn, ppn))
-        m.d.comb += [ls.op_ppn.eq(a_ppn), self.ealloc_line.eq(lcur)]
 
         # the write beats of a line part wait here for their sectors
         m.submodules.part_beats = pbuf = Memory(shape=256 + 32, depth=ml, init=[])
         pb_w = pbuf.write_port()
         pb_r = pbuf.read_port()
-        m.d.comb += [pb_w.addr.eq(wk), pb_w.data.eq(Cat(self.wd_data, self.wd_be)),
-                     pb_r.addr.eq(wk)]
+        pb_w.addr = pb_r.addr = wk[:len(pb_w.addr)]
+        pb_w.data = Cat(self.wd_data, self.wd_be)
         m.d.comb += ls.rd_addr.eq(flat(lcur, sect))
         merged = merge_be(ls.rd_data, pb_r.data[:256], pb_r.data[256:])
 

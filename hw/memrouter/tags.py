@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.common.arbiter import RoundRobinArbiter
 from hw.common.lintops import eq_const, select
-from hw.memrouter.layouts import MRSP_L, slot_add
+from hw.memrouter.layouts import MRSP_L, proc_width, slot_add
 from hw.memrouter.rob import comp_signature
 
 __all__ = ["PortTags", "KIND_RD", "KIND_WR", "KIND_FILL", "KIND_WB", "dest_width"]
@@ -77,7 +77,7 @@ class PortTags(wiring.Component):
         lw = max(1, (params.NUM_LINES - 1).bit_length())
         comp = {f"c_{k}": Out(w) for k, w in comp_signature(params).items()}
         super().__init__({
-            "take_en": In(1), "take_port": In(3), "take_kind": In(2), "take_proc": In(2),
+            "take_en": In(1), "take_port": In(3), "take_kind": In(2), "take_proc": In(proc_width(params)),
             "take_slot": In(dw), "take_ab": In(2),
             "f_en": Out(1), "f_addr": Out(lw + (params.NS - 1).bit_length()),
             "f_poison": Out(1), "f_data": Out(256), "f_walker": Out(1), "w_ack": Out(1),
@@ -111,7 +111,7 @@ class PortTags(wiring.Component):
         for j in range(self.ports):
             used = Signal(nt, name=f"used{j}")
             kind = [Signal(2, name=f"kind{j}_{t}") for t in range(nt)]
-            proc = [Signal(2, name=f"proc{j}_{t}") for t in range(nt)]
+            proc = [Signal(len(self.take_proc), name=f"proc{j}_{t}") for t in range(nt)]
             slot = [Signal(dw, name=f"slot{j}_{t}") for t in range(nt)]
             ab = [Signal(2, name=f"ab{j}_{t}") for t in range(nt)]
             tcls = [Signal(2, name=f"cls{j}_{t}") for t in range(nt)]

@@ -147,7 +147,8 @@ class Memrouter(wiring.Component):
             eng.mode.eq(mode), eng.walk_pause.eq(ctrl[6]), eng.walk_stop_en.eq(ctrl[7]),
             eng.walk_stop.eq(csr.walk_stop), eng.mig_outstanding.eq(csr.mig_outstanding),
             eng.pages.eq(ptinit.pages),
-            eng.cmd_we.eq(csr.mig_cmd_we), eng.cmd_word.eq(csr.wdata), eng.cmd_arg.eq(csr.mig_arg),
+            eng.cmd_we.eq(csr.mig_cmd_we), eng.cmd_op.eq(csr.wdata[0:4]),
+            eng.cmd_page.eq(csr.wdata[16:32]), eng.cmd_arg.eq(csr.mig_arg),
             csr.cmd_full.eq(eng.cmd_full), csr.mig_status.eq(eng.mig_status),
             csr.eng_busy.eq(eng.busy),
             eng.trig_en.eq(route.trig_en), eng.trig_ppn.eq(route.trig_ppn),
@@ -208,7 +209,7 @@ class Memrouter(wiring.Component):
             wiring.connect(m, wiring.flipped(self.preq[i]), intake.preq[i])
             wiring.connect(m, robs[i].prsp, wiring.flipped(self.prsp[i]))
             m.d.comb += [intake.rob_free[i].eq(robs[i].free), intake.rob_tail[i].eq(robs[i].tail),
-                         robs[i].rsv_en.eq(intake.rsv_en & eq_const(intake.rsv_proc, i)),
+                         robs[i].rsv_en.eq(intake.rsv_en[i]),
                          robs[i].rsv_id.eq(intake.rsv_id), robs[i].rsv_nb.eq(intake.rsv_nb),
                          robs[i].rsv_wr.eq(intake.rsv_wr), robs[i].rsv_res.eq(intake.rsv_res)]
         m.d.comb += [intake.hold.eq(ptinit.busy | csr.init_pending),
@@ -310,7 +311,8 @@ class Memrouter(wiring.Component):
             "ERR_POISON": sum(rob.poison_sent for rob in robs),
         }
         for name in COUNTERS:
-            m.d.comb += getattr(csr, f"inc_{name.lower()}").eq(incs.get(name, 0))
+            if name != "MIG_PREVALID":
+                m.d.comb += getattr(csr, f"inc_{name.lower()}").eq(incs.get(name, 0))
         empty = Cat(rob.empty for rob in robs).all()
         m.d.comb += csr.status_idle.eq(quiet & empty)
         ev = self.evt.payload
