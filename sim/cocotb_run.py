@@ -68,6 +68,20 @@ def log_tail(path, lines=60):
         return "(no log)"
 
 
+# What a finished Verilator build keeps: the simulation runs only the executable. The C++,
+# objects and precompiled headers (about 160 MB per large model) would fill a CI disk across
+# the regression's ~240 builds.
+_VERILATOR_KEEP = {"build.log", "build.stamp", "runs"}
+
+
+def _prune_verilator(bdir, name):
+    """Delete a finished Verilator build's intermediates, keeping the executable and the Verilog."""
+    keep = _VERILATOR_KEEP | {name, f"{name}.v"}
+    for path in bdir.iterdir():
+        if path.name not in keep and path.is_file():
+            path.unlink()
+
+
 def build(block, params, sim="verilator", waves=False):
     """Generate Verilog and compile the simulation model unless an identical build exists.
 
@@ -101,6 +115,8 @@ def build(block, params, sim="verilator", waves=False):
             except (SystemExit, Exception) as exc:
                 raise TestbenchFailure(f"{sim} build of {name} failed ({exc!r}):\n{log_tail(log)}") from None
             seconds = time.monotonic() - start
+            if sim == "verilator":
+                _prune_verilator(bdir, name)
             stamp.write_text(f"{seconds:.3f}\n")
             with open(build_dir("reports") / "builds.jsonl", "a") as log_handle:
                 log_handle.write(json.dumps({"sim": sim, "module": name, "waves": waves,
