@@ -5,7 +5,7 @@ from pathlib import Path
 
 from sim.errors import UsageError
 
-__all__ = ["load_json", "field", "integer", "checked_object"]
+__all__ = ["load_json", "field", "integer", "int_or_text", "checked_object"]
 
 
 def load_json(path):
@@ -46,6 +46,16 @@ def integer(value, where, lo=None, hi=None):
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise UsageError(f"{where}: {value} is outside {lo}..{hi}")
     return value
+
+
+def int_or_text(value, where, lo=None, hi=None):
+    """An integer given as a JSON number or a "0x..." / decimal string, in [lo, hi]."""
+    if isinstance(value, str):
+        try:
+            value = int(value, 0)
+        except ValueError:
+            raise UsageError(f"{where}: {value!r} is not an integer") from None
+    return integer(value, where, lo, hi)
 
 
 def checked_object(obj, where, keys):

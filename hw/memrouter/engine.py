@@ -524,7 +524,9 @@ class MigEngine(wiring.Component):
             new = pte(STABLE, FAR, dest2)
 
             def upd2():
-                m.d.comb += [ls.e_release.eq(1), ls.e_release2.eq(1), ls.e_line2.eq(l2)]
+                # line A by name: the write-out loop leaves eline on either line
+                m.d.comb += [ls.e_line.eq(l1), ls.e_release.eq(1), ls.e_release2.eq(1),
+                             ls.e_line2.eq(l2)]
                 m.d.sync += [lk1.eq(0), lk2.eq(0), mig_p.eq(0), mig_v.eq(0)]
                 m.d.sync += goto("DONE")
             pt_write(vic, new, lambda: event(EV_PT_UPDATE, 0, vic,

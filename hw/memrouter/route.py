@@ -258,6 +258,7 @@ class Route(wiring.Component):
         for_eng = Signal()                      # the allocation is the engine's
         eppn = Signal(pw)
         held = Signal()                         # PLOOK after a hold on a MIGRATING page
+        parked = Signal()                       # serving the engine with a held part waiting
         was_line = Signal()                     # the part was served by a line
         e_state_r = Signal(2)
         e_mig = Signal()                        # ... of a MIGRATING page
@@ -285,7 +286,11 @@ class Route(wiring.Component):
                         "ALLOC", "LACC", "LSCAN", "LFILL", "LWAIT", "LRD", "LWRD", "LWWR",
                         "LACK", "FLLINE"), "IDLE")
         at, goto = fsm.at, fsm.goto
-        m.d.comb += self.walk_ok.eq(~at("LACC") & ~at("LSCAN") & ~at("LFILL"))
+        # The walker waits while a part decides its fills, and while a part holds whole-sector
+        # writes to invalid sectors that it has not applied yet: it would fetch such a sector
+        # a second time (MR-V5), and a fill landing after the write would overwrite it.
+        m.d.comb += self.walk_ok.eq(~at("LACC") & ~at("LSCAN") & ~at("LFILL")
+                                    & ~((at("LWAIT") | at("LWRD") | at("LWWR")) & nofetch.any()))
 
         m.d.comb += self.eng_safe.eq(at("IDLE") | (at("PLOOK") & held))
         with m.If(at("IDLE")):
@@ -330,9 +335,19 @@ class Route(wiring.Component):
             m.d.sync += part.eq(0)
             m.d.sync += goto("PLOOK")
         with m.Elif(at("PLOOK")):
+            # A part held on a MIGRATING page waits here; the engine's allocations and
+            # evictions are served meanwhile (the command it waits for may need them), and
+            # the part then reads its PT entry again.
             m.d.comb += self.busy.eq(1)
             m.d.sync += wk.eq(0)
-            with m.If(~(held & self.eng_hold)):
+            with m.If(held & self.ealloc_req):
+                m.d.sync += [parked.eq(1), for_eng.eq(1), eppn.eq(self.ealloc_ppn)]
+                m.d.sync += goto("LALLOC")
+            with m.Elif(held & self.eevict_req):
+                m.d.sync += [parked.eq(1), lcur.eq(self.eevict_line), freeing.eq(1),
+                             single.eq(1)]
+                m.d.sync += goto("FLLINE")
+            with m.Elif(~(held & self.eng_hold)):
                 m.d.sync += goto("PROUTE")
         with m.Elif(at("PROUTE")):
             m.d.comb += self.busy.eq(1)
@@ -461,8 +476,8 @@ class Route(wiring.Component):
             event(EV_EVICT, lcur, ls.cur_tag, wb_n)
             with m.If(freeing & single):
                 m.d.comb += [ls.op_free.eq(1), self.eevict_done.eq(1)]
-                m.d.sync += [freeing.eq(0), single.eq(0)]
-                m.d.sync += goto("IDLE")
+                m.d.sync += [freeing.eq(0), single.eq(0), parked.eq(0)]
+                m.d.sync += goto(Mux(parked, fsm.code("PLOOK"), fsm.code("IDLE")))
             with m.Elif(freeing):
                 m.d.comb += ls.op_free.eq(1)
                 m.d.sync += goto("FLLINE")
@@ -477,7 +492,7 @@ class Route(wiring.Component):
             event(EV_ALLOC, lcur, a_ppn)
             with m.If(for_eng):
                 m.d.comb += self.ealloc_done.eq(1)
-                m.d.sync += [for_eng.eq(0), goto("IDLE")]
+                m.d.sync += [for_eng.eq(0), parked.eq(0), goto(Mux(parked, fsm.code("PLOOK"), fsm.code("IDLE")))]
             with m.Else():
                 m.d.sync += goto("PLOOK")           # the part then finds its line
         with m.Elif(at("FLLINE")):
@@ -487,7 +502,7 @@ class Route(wiring.Component):
                 m.d.sync += goto("EVPT")
             with m.Elif(single):
                 m.d.comb += self.eevict_done.eq(1)
-                m.d.sync += [freeing.eq(0), single.eq(0), goto("IDLE")]
+                m.d.sync += [freeing.eq(0), single.eq(0), parked.eq(0), goto(Mux(parked, fsm.code("PLOOK"), fsm.code("IDLE")))]
             with m.Else():
                 m.d.sync += lcur.eq(lcur + 1)
                 with m.If(eq_const(lcur, p.NUM_LINES - 1)):

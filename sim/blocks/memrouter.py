@@ -50,7 +50,7 @@ from golden.memrouter.formats import (CLASS_NAMES, EVENT_NAMES, FULL_BE, OP_DEMO
 from golden.memrouter.params import CFG_NAMES, Config, PortQos, config_error, parse_slots, \
     reference
 from sim.errors import UsageError
-from sim.stimulus import checked_object, field, integer
+from sim.stimulus import checked_object, field, int_or_text
 
 __all__ = ["build_top", "mr_config", "parse", "rtl_unsupported", "golden", "compare", "summary",
            "demo_stimulus", "bench", "plot", "TESTBENCH", "BENCH_TB", "RESET_CHANGES"]
@@ -105,16 +105,6 @@ def build_top(CFG=1, N_PROC=1, ROB_BEATS=256):
 
 # -- stimulus ---------------------------------------------------------------------------------
 
-def _int(value, where, lo=None, hi=None):
-    """An integer given as a JSON number or a "0x..." / decimal string."""
-    if isinstance(value, str):
-        try:
-            value = int(value, 0)
-        except ValueError:
-            raise UsageError(f"{where}: {value!r} is not an integer") from None
-    return integer(value, where, lo, hi)
-
-
 def _prob(data, key, default):
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
@@ -163,10 +153,10 @@ def _config(raw, p, cfg):
     for key, value in raw.items():
         where = f"config.{key}"
         if key in _CTRL:
-            setattr(cfg, key, _int(value, where, 0, 1))
+            setattr(cfg, key, int_or_text(value, where, 0, 1))
         elif key in _CFG_RANGES:
             lo, hi = _CFG_RANGES[key]
-            setattr(cfg, key, _int(value, where, lo, p.NS if hi is None else hi))
+            setattr(cfg, key, int_or_text(value, where, lo, p.NS if hi is None else hi))
         elif key == "SLOTS":
             cfg.SLOTS = _slots(value, p)
         elif key == "QOS":
@@ -175,10 +165,10 @@ def _config(raw, p, cfg):
             for k, q in enumerate(value):
                 w = f"{where}[{k}]"
                 checked_object(q, w, {"port", *_QOS_RANGES})
-                j = _int(field(q, "port", w), f"{w}.port", 0, p.N_OFF)
+                j = int_or_text(field(q, "port", w), f"{w}.port", 0, p.N_OFF)
                 for name, (lo, hi) in _QOS_RANGES.items():
                     if name in q:
-                        setattr(cfg.QOS[j], name, _int(q[name], f"{w}.{name}", lo, hi))
+                        setattr(cfg.QOS[j], name, int_or_text(q[name], f"{w}.{name}", lo, hi))
         else:
             known = ", ".join([*_CTRL, "SLOTS", *_CFG_RANGES, "QOS"])
             raise UsageError(f"{where}: unknown configuration field (fields: {known})")
@@ -193,7 +183,7 @@ def _name_or_int(value, where, names, lo, hi):
         return names[value.upper()]
     if isinstance(value, str) and not value[:1].isdigit():
         raise UsageError(f"{where}: {value!r} is not one of {', '.join(names)}")
-    return _int(value, where, lo, hi)
+    return int_or_text(value, where, lo, hi)
 
 
 def _pt(items, p, cfg):
@@ -204,16 +194,16 @@ def _pt(items, p, cfg):
     for k, obj in enumerate(items):
         w = f"pt[{k}]"
         checked_object(obj, w, {"ppn", "state", "pool", "port", "frame", "pte"})
-        ppn = _int(field(obj, "ppn", w), f"{w}.ppn", 0, p.PT_ENTRIES - 1)
+        ppn = int_or_text(field(obj, "ppn", w), f"{w}.ppn", 0, p.PT_ENTRIES - 1)
         if "pte" in obj:
             if len(obj) != 2:
                 raise UsageError(f"{w}: give either pte or state/pool/port/frame")
-            pte = PTE.decode(_int(obj["pte"], f"{w}.pte", 0, (1 << 32) - 1))
+            pte = PTE.decode(int_or_text(obj["pte"], f"{w}.pte", 0, (1 << 32) - 1))
         else:
             state = _name_or_int(field(obj, "state", w), f"{w}.state", _STATES, 0, 1)
             pool = _name_or_int(obj.get("pool", "NEAR"), f"{w}.pool", _POOLS, 0, 1)
-            port = _int(obj.get("port", 0), f"{w}.port", 0, p.N_OFF)
-            frame = _int(obj.get("frame", 0), f"{w}.frame", 0, max_frame - 1)
+            port = int_or_text(obj.get("port", 0), f"{w}.port", 0, p.N_OFF)
+            frame = int_or_text(obj.get("frame", 0), f"{w}.frame", 0, max_frame - 1)
             pte = PTE.of(state, pool, Desc(port, frame))
         if pte.state not in (0, 1):
             raise UsageError(f"{w}.state: only UNMAPPED (0) and STABLE (1) can be written "
@@ -243,15 +233,15 @@ def _poison(items, p, cfg, pt_writes):
         if "addr" in obj:
             if "port" in obj or "dev" in obj:
                 raise UsageError(f"{w}: give either addr (partition) or port and dev (device)")
-            a = _int(obj["addr"], f"{w}.addr", 0, (init.pages << p.LOG2G) - 1)
+            a = int_or_text(obj["addr"], f"{w}.addr", 0, (init.pages << p.LOG2G) - 1)
             e = pt[a >> p.LOG2G]
             if e.state != 1:
                 raise UsageError(f"{w}.addr: page {a >> p.LOG2G} is not mapped")
             j, dev = e.port, e.desc.dev(a & (p.G - 1) & ~31, p.LOG2G)
         else:
-            j = _int(field(obj, "port", w), f"{w}.port", 0, p.N_OFF)
+            j = int_or_text(field(obj, "port", w), f"{w}.port", 0, p.N_OFF)
             frames = cfg.HBM_FRAMES if j == 0 else cfg.MOD_FRAMES
-            dev = _int(field(obj, "dev", w), f"{w}.dev", 0, (frames << p.LOG2G) - 32)
+            dev = int_or_text(field(obj, "dev", w), f"{w}.dev", 0, (frames << p.LOG2G) - 32)
             if dev & 31:
                 raise UsageError(f"{w}.dev: {dev:#x} is not sector (32-byte) aligned")
         per_port[j] = per_port.get(j, 0) + 1
@@ -269,7 +259,7 @@ def _beats(obj, key, w, nb, rng, default):
     if not isinstance(value, list) or len(value) != nb:
         raise UsageError(f"{w}.{key}: expected a list of {nb} values (one per beat, len + 1)")
     bits = 256 if key == "data" else 32
-    return [_int(v, f"{w}.{key}[{b}]", 0, (1 << bits) - 1) for b, v in enumerate(value)]
+    return [int_or_text(v, f"{w}.{key}[{b}]", 0, (1 << bits) - 1) for b, v in enumerate(value)]
 
 
 def _requests(items, p, rng):
@@ -279,12 +269,12 @@ def _requests(items, p, rng):
     for k, obj in enumerate(items):
         w = f"requests[{k}]"
         checked_object(obj, w, _REQ_KEYS)
-        port = _int(obj.get("port", 0), f"{w}.port", 0, p.N_PROC - 1)
-        addr = _int(field(obj, "addr", w), f"{w}.addr", 0, (1 << 32) - 1)
-        ln = _int(field(obj, "len", w), f"{w}.len", 0, 15)
-        wr = _int(obj.get("wr", 0), f"{w}.wr", 0, 1)
-        rid = _int(obj.get("id", k & 0xFF), f"{w}.id", 0, 0xFF)
-        at = _int(obj.get("at", 0), f"{w}.at", 0, MAX_CYCLES)
+        port = int_or_text(obj.get("port", 0), f"{w}.port", 0, p.N_PROC - 1)
+        addr = int_or_text(field(obj, "addr", w), f"{w}.addr", 0, (1 << 32) - 1)
+        ln = int_or_text(field(obj, "len", w), f"{w}.len", 0, 15)
+        wr = int_or_text(obj.get("wr", 0), f"{w}.wr", 0, 1)
+        rid = int_or_text(obj.get("id", k & 0xFF), f"{w}.id", 0, 0xFF)
+        at = int_or_text(obj.get("at", 0), f"{w}.at", 0, MAX_CYCLES)
         req = {"k": k, "port": port, "addr": addr, "len": ln, "wr": wr, "id": rid, "at": at}
         if wr:
             req["data"] = [f"{x:x}" for x in _beats(obj, "data", w, ln + 1, rng,
@@ -305,9 +295,9 @@ def _mig_cmds(items):
         w = f"mig_cmds[{k}]"
         checked_object(obj, w, {"op", "ppn", "victim", "at"})
         op = _name_or_int(field(obj, "op", w), f"{w}.op", _OPS, 0, 15)
-        out.append({"op": op, "ppn": _int(field(obj, "ppn", w), f"{w}.ppn", 0, 0xFFFF),
-                    "victim": _int(obj.get("victim", 0), f"{w}.victim", 0, 0xFFFF),
-                    "at": _int(obj.get("at", 0), f"{w}.at", 0, MAX_CYCLES)})
+        out.append({"op": op, "ppn": int_or_text(field(obj, "ppn", w), f"{w}.ppn", 0, 0xFFFF),
+                    "victim": int_or_text(obj.get("victim", 0), f"{w}.victim", 0, 0xFFFF),
+                    "at": int_or_text(obj.get("at", 0), f"{w}.at", 0, MAX_CYCLES)})
     return out
 
 
@@ -325,7 +315,7 @@ def parse(data, block):
                          f"(fields: {', '.join(sorted(_TOP_KEYS))})")
     params, p, reset_cfg = _params(field(data, "params", "stimulus", dict, default={}), block)
     cfg = _config(data.get("config", {}), p, reset_cfg)
-    seed = _int(data.get("seed", 1), "seed", 0)
+    seed = int_or_text(data.get("seed", 1), "seed", 0)
     rng = random.Random(seed)
     pt = _pt(data.get("pt", []), p, cfg)
     poison = _poison(data.get("poison", []), p, cfg, pt)
@@ -334,8 +324,8 @@ def parse(data, block):
     flush = data.get("flush", [])
     if not isinstance(flush, list):
         raise UsageError("flush: expected a list of cycles (one FLUSH, CMD = 2, at each)")
-    flush = [_int(x, f"flush[{k}]", 0, MAX_CYCLES) for k, x in enumerate(flush)]
-    max_cycles = _int(data.get("max_cycles", 200_000), "max_cycles", 1, MAX_CYCLES)
+    flush = [int_or_text(x, f"flush[{k}]", 0, MAX_CYCLES) for k, x in enumerate(flush)]
+    max_cycles = int_or_text(data.get("max_cycles", 200_000), "max_cycles", 1, MAX_CYCLES)
     cfg_dict = cfg.as_dict()
     cfg_dict["QOS"] = [dict(q) for q in cfg_dict["QOS"]]
     return params, {"config": cfg_dict, "pt": pt, "poison": poison, "requests": requests,
@@ -687,12 +677,16 @@ TRACE_N = 20_000                # expanded trace accesses of the MR-P9 benchmark
 
 def measure_migration(seed, sim):
     """MR-P6, P7, P10: an explicit PROMOTE of an idle far page into a free HBM frame on CFG-B
-    (``tb.memrouter.mig_tb`` ``promote_time``, checked exactly against the golden router)."""
+    (``tb.memrouter.mig_tb`` ``promote_time``, checked exactly against the golden router), at
+    the reset MIG_OUTSTANDING = 8 and at 16."""
     res = _bench_tb("B", "promote_time", seed, sim, "bench_mr_promote", tb="tb.memrouter.mig_tb")
+    deep = _bench_tb("B", "promote_time", seed, sim, "bench_mr_promote16",
+                     tb="tb.memrouter.mig_tb", MIG_OUTSTANDING=16)
     return {"migration_proc_link_beats": res["proc_link_extra_beats"],
             "promotion_far_read_bytes": res["far_read_bytes"],
             "promotion_near_write_bytes": res["near_write_bytes"],
-            "promotion_cycles": res["mig_cycles"]}
+            "promotion_cycles": res["mig_cycles"],
+            "promotion_cycles_outstanding16": deep["mig_cycles"]}
 
 
 def measure_trace(seed, sim):

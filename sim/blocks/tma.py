@@ -33,7 +33,7 @@ from golden.tma.params import TmaParams
 from golden.tma.record import (beat_rows, compare_records, gmem_image, load_memories,
                                mbar_totals, request_entry, smem_image)
 from sim.errors import UsageError
-from sim.stimulus import checked_object, field, integer
+from sim.stimulus import checked_object, field, int_or_text, integer
 
 TESTBENCH = "tb.tma.run_tb"
 MAX_COMMANDS = 10_000
@@ -53,16 +53,6 @@ def _enum(value, where, enum):
     return integer(value, where, 0, 15)
 
 
-def _int(value, where, lo=None, hi=None):
-    """An integer given as a JSON number or a "0x..." / decimal string."""
-    if isinstance(value, str):
-        try:
-            value = int(value, 0)
-        except ValueError:
-            raise UsageError(f"{where}: {value!r} is not an integer") from None
-    return integer(value, where, lo, hi)
-
-
 def _descriptor(name, obj, p):
     where = f"descriptors.{name}"
     if not isinstance(obj, dict):
@@ -78,10 +68,10 @@ def _descriptor(name, obj, p):
         if key in _ENUMS:
             fields[key] = _enum(value, w, _ENUMS[key])
         elif isinstance(value, list):
-            fields[key] = [_int(v, f"{w}[{k}]") for k, v in enumerate(value)]
+            fields[key] = [int_or_text(v, f"{w}[{k}]") for k, v in enumerate(value)]
         else:
-            fields[key] = _int(value, w)
-    addr = _int(field(obj, "addr", where), f"{where}.addr", 0, (1 << p.ADDR_W) - LINE)
+            fields[key] = int_or_text(value, w)
+    addr = int_or_text(field(obj, "addr", where), f"{where}.addr", 0, (1 << p.ADDR_W) - LINE)
     if addr % LINE:
         raise UsageError(f"{where}.addr: {addr:#x} is not 128-byte aligned")
     try:
@@ -123,11 +113,11 @@ def _command(obj, k, descs, p):
         if key == "coord":
             if not isinstance(value, list) or len(value) > 5:
                 raise UsageError(f"{w}: expected a list of at most 5 integers")
-            values[key] = tuple(_int(v, f"{w}[{n}]") for n, v in enumerate(value))
+            values[key] = tuple(int_or_text(v, f"{w}[{n}]") for n, v in enumerate(value))
         elif key in _ENUMS:
             values[key] = _enum(value, w, _ENUMS[key])
         else:
-            values[key] = _int(value, w, 0)
+            values[key] = int_or_text(value, w, 0)
     try:
         cmd = TmaCmd(**values).check(p)
     except ValueError as exc:
@@ -141,13 +131,13 @@ def _fill_bytes(obj, where, rng, limit):
             return bytes.fromhex(field(obj, "hex", where, str))
         except ValueError:
             raise UsageError(f"{where}.hex: not a hex byte string") from None
-    n = _int(field(obj, "bytes", where), f"{where}.bytes", 1, limit)
+    n = int_or_text(field(obj, "bytes", where), f"{where}.bytes", 1, limit)
     fill = field(obj, "fill", where, default="random")
     if fill == "random":
         return rng.randbytes(n)
     if fill == "index":
         return bytes(j & 0xFF for j in range(n))
-    return bytes([_int(fill, f"{where}.fill", 0, 255)]) * n
+    return bytes([int_or_text(fill, f"{where}.fill", 0, 255)]) * n
 
 
 def _regions(items, where, rng, p, smem):
@@ -163,7 +153,7 @@ def _regions(items, where, rng, p, smem):
         if unknown or (smem and "cta" not in obj) or (not smem and "cta" in obj):
             raise UsageError(f"{w}: fields are {'cta, ' if smem else ''}addr and hex or "
                              f"bytes/fill")
-        addr = _int(field(obj, "addr", w), f"{w}.addr", 0, size - 1)
+        addr = int_or_text(field(obj, "addr", w), f"{w}.addr", 0, size - 1)
         data = _fill_bytes(obj, w, rng, MAX_FILL_BYTES - total)
         total += len(data)
         if addr + len(data) > size:
@@ -171,7 +161,7 @@ def _regions(items, where, rng, p, smem):
                              f"{'smem window' if smem else 'address space'}")
         entry = [addr, data.hex()]
         if smem:
-            entry.insert(0, _int(obj["cta"], f"{w}.cta", 0, N_CTA - 1))
+            entry.insert(0, int_or_text(obj["cta"], f"{w}.cta", 0, N_CTA - 1))
         out.append(entry)
     return out
 
@@ -195,7 +185,7 @@ def parse(data, block):
     if not 1 <= len(cmds) <= MAX_COMMANDS:
         raise UsageError(f"stimulus.commands: 1..{MAX_COMMANDS} commands, got {len(cmds)}")
     commands = [_command(c, k, descs, p) for k, c in enumerate(cmds)]
-    rng = random.Random(_int(field(data, "seed", "stimulus", default=1), "stimulus.seed", 0))
+    rng = random.Random(int_or_text(field(data, "seed", "stimulus", default=1), "stimulus.seed", 0))
     gmem = _regions(field(data, "global", "stimulus", default=[]), "global", rng, p, smem=False)
     gmem += [[addr, d.hex()] for addr, _, d in descs.values()]
     smem = _regions(field(data, "smem", "stimulus", default=[]), "smem", rng, p, smem=True)

@@ -541,8 +541,11 @@ async def directed_migrations(dut):
 
 @cocotb.test()
 async def promote_time(dut):
-    """MR-P10: START to DONE of an explicit PROMOTE of an idle page into a free HBM frame."""
-    b = await setup(dut, NEAR_RESERVE=1, ready_prob=1.0, gap_prob=0.0)
+    """MR-P10: START to DONE of an explicit PROMOTE of an idle page into a free HBM frame, with
+    MIG_OUTSTANDING from the environment (default the reset value, 8)."""
+    outstanding = int(os.environ.get("MIG_OUTSTANDING", "8"))
+    b = await setup(dut, NEAR_RESERVE=1, MIG_OUTSTANDING=outstanding, ready_prob=1.0,
+                    gap_prob=0.0)
     f1 = layout(b)[0]
     dst = b.golden.nfree[0]
     assert dst.port == 0, "the free frame is not an HBM frame"
@@ -564,10 +567,12 @@ async def promote_time(dut):
     t_done = next(t for t, e in evs if e[0] == EV_DONE and e[2] == f1)
     cycles = t_done - t_start
     ok = cycles <= 1600
-    dut._log.info(f"MR-P10: PROMOTE {f1} -> HBM frame {dst.frame}: {cycles} cycles START->DONE "
+    dut._log.info(f"MR-P10: PROMOTE {f1} -> HBM frame {dst.frame}, MIG_OUTSTANDING {outstanding}: "
+                  f"{cycles} cycles START->DONE "
                   f"(target <= 1600, ideal ~{128 * 8 + 128 * 2} + latencies) "
                   f"{'met' if ok else 'NOT met'}")
     env.write_result(dict(mig_cycles=cycles, target=1600, met=ok, page=f1, start=t_start,
+                          mig_outstanding=outstanding,
                           done=t_done, proc_link_extra_beats=extra, far_read_bytes=32 * far_rd,
                           near_write_bytes=32 * near_wr))
 

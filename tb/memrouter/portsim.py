@@ -34,6 +34,7 @@ class PyPorts:
                     for j in range(p.N_OFF + 1)]
         self._writing = [0] * len(self.models)
         self.headers = []                   # (cycle, port, class, sectors) of every request
+        self.rsp_cycles = [[] for _ in self.models]     # per port: the cycle of each mrsp beat
         for s in self.sig:
             s[1].value = 0
             s[3].value = 0
@@ -56,14 +57,18 @@ class PyPorts:
                 r_val.value = int(rsp is not None)
                 if rsp is not None:
                     r_pl.value = encode_item(rsp, MRSP.width, MRSP)
-                views.append(ready)
+                views.append((ready, rsp is not None))
             await ReadOnly()
             for j, (model, (q_val, _, q_pl, _, r_rdy, _)) in enumerate(zip(self.models, self.sig)):
                 offer = None
-                if read_int(q_val) == 1 and views[j]:
+                ready, presented = views[j]
+                if read_int(q_val) == 1 and ready:
                     offer = decode_word(read_int(q_pl), MREQ)
                     self._observe(j, offer)
-                model.cycle(offer, read_int(r_rdy) == 1)
+                taken = read_int(r_rdy) == 1
+                if presented and taken:
+                    self.rsp_cycles[j].append(sim_cycle())
+                model.cycle(offer, taken)
 
     def _observe(self, j, beat):
         if beat["wr"] and self._writing[j]:

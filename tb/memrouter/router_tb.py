@@ -17,11 +17,12 @@ events (ALLOC, EVICT) and LINE_STATUS are compared as well; the run ends with a 
 Testcases: ``random_traffic``.
 """
 
+import bisect
 import collections
 import os
 
 import cocotb
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import Lock, RisingEdge
 
 from golden.memrouter.csr import Csr, OFFSETS
 from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EVENT_NAMES, EVT,
@@ -79,11 +80,15 @@ class Bench:
         self.csr_mon = StreamMonitor(dut, "csr_rsp", dut.clk, CSRRSP, ready_prob=1.0)
         self.mreqs = collections.Counter()
         self.mlog = []                      # (cycle, port, class, address, sectors, wr)
+        self.mend = []                      # per mlog entry: its port's mrsp beats through it
+        self._mbeats = [0] * (self.p.N_OFF + 1)
         self.ports = PyPorts(dut, self.p, self.cfg, self._mreq)
         self.reqs = [[] for _ in range(self.p.N_PROC)]     # (nb, wr) per request, per port
         self.stopped = set()
         self.events = []                    # (code, line, ppn, arg)
         self.tevents = []                   # (cycle, (code, line, ppn, arg))
+        self.on_event = []                  # callables (cycle, event), called as events arrive
+        self._csr_lock = Lock()
         cocotb.start_soon(self._watch_events())
 
     async def _watch_events(self):
@@ -96,6 +101,8 @@ class Bench:
                 e = (ev["code"], ev["line"], ev["ppn"], ev["arg"])
                 self.events.append(e)
                 self.tevents.append((sim_cycle(), e))
+                for hook in self.on_event:
+                    hook(sim_cycle(), e)
 
     async def wait_engine_quiet(self, timeout=100_000):
         """Until STATUS shows no migration command queued or running (bits 2 and 3 clear)."""
@@ -112,6 +119,15 @@ class Bench:
             self.mreqs[key] += 1
         self.mlog.append((sim_cycle(), j, beat["cls"], beat["addr"], beat["len"] + 1,
                           beat["wr"]))
+        self._mbeats[j] += 1 if beat["wr"] else beat["len"] + 1
+        self.mend.append(self._mbeats[j])
+
+    def acked_at(self, k):
+        """The cycle the last response beat of memory request ``k`` (an ``mlog`` index)
+        transferred (the port models answer in order), or None while it is outstanding."""
+        cycles = self.ports.rsp_cycles[self.mlog[k][1]]
+        end = self.mend[k]
+        return cycles[end - 1] if len(cycles) >= end else None
 
     async def start(self):
         await reset(self.dut)
@@ -122,12 +138,13 @@ class Bench:
             await RisingEdge(self.dut.clk)
 
     async def csr(self, name_or_off, we=False, wdata=0):
-        """One CSR access on the RTL; returns (rdata, err)."""
+        """One CSR access on the RTL; returns (rdata, err). Concurrent callers take turns."""
         off = OFFSETS[name_or_off] if isinstance(name_or_off, str) else name_or_off
-        n = self.csr_mon.count
-        self.csr_drv.append(dict(addr=off, we=int(we), wdata=wdata))
-        await self.csr_mon.wait_for(n + 1, timeout_cycles=20_000)
-        rsp = self.csr_mon.transfers[n].fields
+        async with self._csr_lock:
+            n = self.csr_mon.count
+            self.csr_drv.append(dict(addr=off, we=int(we), wdata=wdata))
+            await self.csr_mon.wait_for(n + 1, timeout_cycles=20_000)
+            rsp = self.csr_mon.transfers[n].fields
         return rsp["rdata"], rsp["err"]
 
     async def csr_both(self, name_or_off, we=False, wdata=0):
@@ -424,13 +441,13 @@ async def random_traffic(dut):
     assert errs[1] and errs[2] and errs[E_POISON], f"error coverage {dict(errs)}"
 
 
-def check_map(b, init, slack=2):
+def check_map(b, init, slack=2, since=0):
     """MR-V2 on the RTL, after the run: a mirror of the PT built from PT_INIT and the PT_UPDATE
     events gives every page's (port, frame, pool) over time. Every NEAR or FAR memory request
     must address a frame that a page held, with that pool, within ``slack`` cycles of the
     request; every MIG request must come inside a command (START to DONE / ABORT) and address
     a frame that a page named by the command (START, its victim, ALLOC, LINE_FULL, PT_UPDATE)
-    held then. Returns the number of requests checked."""
+    held then. Only ``b.mlog[since:]`` is checked. Returns the number of requests checked."""
     lg = b.p.LOG2G
     held = collections.defaultdict(list)        # (port, frame) -> [(ppn, pool, first, last)]
     cur = {q: (init.pt[q].port, init.pt[q].frame, init.pt[q].pool, 0)
@@ -450,7 +467,8 @@ def check_map(b, init, slack=2):
             cur[ppn] = (e.port, e.frame, e.pool, t)
     for q, (port, frame, pool, since) in cur.items():
         held[(port, frame)].append((q, pool, since, 1 << 62))
-    for t, j, cls, addr, nb, wr in b.mlog:
+    starts = [c[0] for c in cmds]
+    for t, j, cls, addr, nb, wr in b.mlog[since:]:
         owners = held.get((j, addr >> lg), [])
         where = f"mreq at cycle {t}: port {j} class {cls} address {addr:#x} ({nb}, wr {wr})"
         if cls != 2:
@@ -458,13 +476,15 @@ def check_map(b, init, slack=2):
                        for _, pool, first, last in owners), \
                 f"{where} is no page's frame in that pool then (MR-V2): {owners}"
         else:
-            cmd = next((c for c in cmds if c[0] - slack <= t <= (c[1] or 1 << 62) + slack), None)
+            k = bisect.bisect_right(starts, t + slack)
+            cmd = next((c for c in cmds[max(0, k - 2):k]
+                        if c[0] - slack <= t <= (c[1] or 1 << 62) + slack), None)
             assert cmd is not None, f"{where}: a MIG request outside a command (MR-V2)"
             end = cmd[1] if cmd[1] is not None else 1 << 62
             assert any(q in cmd[2] and first - slack <= end and cmd[0] - slack <= last
                        for q, _, first, last in owners), \
                 f"{where}: not a frame of the command's pages {sorted(cmd[2])} (MR-V2)"
-    return len(b.mlog)
+    return len(b.mlog) - since
 
 
 def range_error(p, pages, addr, nb):

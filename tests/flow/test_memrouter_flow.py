@@ -211,7 +211,8 @@ def test_bench_json_keys_and_plot(monkeypatch, tmp_path):
     and computed from the results, and the share plot written."""
     def fake(build, testcase, seed, sim, label, tb=None, **env):
         if testcase == "promote_time":
-            return {"mig_cycles": 1978, "proc_link_extra_beats": 0, "far_read_bytes": 4096,
+            return {"mig_cycles": 1378 if env.get("MIG_OUTSTANDING") == 16 else 1978,
+                    "proc_link_extra_beats": 0, "far_read_bytes": 4096,
                     "near_write_bytes": 4096}
         if testcase == "program_trace":
             f = 0.5 if env["MIGRATE"] else 0.25
@@ -239,7 +240,8 @@ def test_bench_json_keys_and_plot(monkeypatch, tmp_path):
     assert fig["speedup_vs_hbm_512_384"] == 1.75 and fig["stream_bw_fraction_512_256"] == 1.0
     assert fig["work_conserving_fraction"] == round(1248 / 1250, 4)
     assert (fig["migration_proc_link_beats"], fig["promotion_far_read_bytes"],
-            fig["promotion_near_write_bytes"], fig["promotion_cycles"]) == (0, 4096, 4096, 1978)
+            fig["promotion_near_write_bytes"], fig["promotion_cycles"],
+            fig["promotion_cycles_outstanding16"]) == (0, 4096, 4096, 1978, 1378)
     assert (fig["trace_hbm_fraction_static"], fig["trace_hbm_fraction_migrating"]) == (0.25, 0.5)
     assert fig["trace_migrating"]["migrations"] == 3
     assert "builds" in fig["config"]
