@@ -12,6 +12,8 @@ from sim.paths import ROOT, build_dir, specs_dir
 __all__ = ["REQ_ID", "spec_requirements", "collect_citations", "test_status", "vplan"]
 
 REQ_ID = re.compile(r"\b(TMA|TQ|WD|MR|DFP)-(F|I|C|E|P|V|GV)\d+\b")
+# a range such as "DFP-GV6 … GV11" or "MR-GV1..GV20" names every ID between its ends
+REQ_RANGE = re.compile(r"\b(TMA|TQ|WD|MR|DFP)-(F|I|C|E|P|V|GV)(\d+)\s*(?:…|\.\.\.?|–)\s*\2?(\d+)\b")
 
 
 def spec_requirements(directory=None):
@@ -21,10 +23,15 @@ def spec_requirements(directory=None):
         raise UsageError("no specification folder found (expected ../shared/specs; set GPUBLOCKS_SPECS)")
     result = {}
     for path in sorted(directory.glob("*.md")):
+        text = path.read_text(errors="replace")
+        found = [(m.start(), m.group(0)) for m in REQ_ID.finditer(text)]
+        for m in REQ_RANGE.finditer(text):
+            prefix, kind, lo, hi = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
+            found += [(m.start(), f"{prefix}-{kind}{k}") for k in range(lo + 1, hi + 1)]
         ids = []
-        for match in REQ_ID.finditer(path.read_text(errors="replace")):
-            if match.group(0) not in ids:
-                ids.append(match.group(0))
+        for _, req in sorted(found, key=lambda x: x[0]):
+            if req not in ids:
+                ids.append(req)
         result[path.name] = ids
     return result
 

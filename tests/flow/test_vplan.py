@@ -13,6 +13,7 @@ SPEC_TEXT = """# demo spec
 - TQ-F45 MUST: arbiter. See also TQ-GV16 and TQ-F45 again.
 - DFP-P2, TMA-GV12; WD-C3 | MR-E1 and MR-I7.
 - Not IDs: XTQ-F1, TQ-X1, TQ-F, tq-f1, TQ-F45a.
+- Ranges: DFP-GV6 … GV8, MR-GV2..GV3.
 """
 
 TEST_TEXT = """
@@ -47,7 +48,8 @@ def fake_tree(tmp_path):
 def test_ids_follow_the_regular_expression(fake_tree):
     specs, _ = fake_tree
     ids = vplan.spec_requirements(specs)["demo.md"]
-    assert ids == ["TQ-F45", "TQ-GV16", "DFP-P2", "TMA-GV12", "WD-C3", "MR-E1", "MR-I7"]
+    assert ids == ["TQ-F45", "TQ-GV16", "DFP-P2", "TMA-GV12", "WD-C3", "MR-E1", "MR-I7",
+                   "DFP-GV6", "DFP-GV7", "DFP-GV8", "MR-GV2", "MR-GV3"]
 
 
 def test_citations_map_ids_to_node_ids(fake_tree):

@@ -1,8 +1,9 @@
 """MR-V15: random stress of the memory router RTL (tb/memrouter/stress_tb.py) on CFG-A..D, in
 exclusive and inclusive mode, with per-sector service and with MIG_STALL.
 
-``make test`` runs every combination for STRESS_CYCLES (default 30,000) cycles; the slow-marked
-test runs the spec's 10^6 cycles of each (``pytest -m slow -k stress``)."""
+``make test`` runs every combination for ``STRESS_CYCLES`` (default 20,000) cycles in epochs of
+10,000; the slow-marked test runs the spec's 10^6 cycles of each in epochs of 50,000
+(``pytest -m slow -k stress``)."""
 
 import os
 
