@@ -27,8 +27,9 @@ checks run on everything the epoch did:
   NS distinct MIG sector writes and all of them are acknowledged. A PT_UPDATE with MIG writes
   to the new frame but no LINE_FULL for the page is a failure.
 - MR-V8: no ALLOC or EVICT names a locked line. A line is locked from the START that names it,
-  or from the ALLOC of the line that later reports LINE_FULL, until DONE or ABORT. An ABORT
-  may evict its line B just before the ABORT event.
+  or from the ALLOC of the line that later reports LINE_FULL, until the PT_UPDATE of its page
+  (which releases it), DONE or ABORT. An ABORT may evict its line B just before the ABORT
+  event.
 - MR-V9: every 64 cycles LINE_STATUS of every line is read. A line holding a page whose
   mirrored entry is NEAR and STABLE is a failure, unless that page's command ended, or its
   PT_UPDATE arrived, within the last 64 cycles.
@@ -120,6 +121,11 @@ class Mirror:
                 return
             new = PTE.decode(arg)
             self._pt_update_after_full(c, t, ppn, new)
+            # the line filled with the page is released right after its PT update (§4.8), so
+            # a later ALLOC in the same command may take it (inclusive copy-home's line B)
+            for _, line, q in c["fulls"]:
+                if q == ppn:
+                    c["locked"].pop(line, None)
             self.poison.pt_update(ppn, self.pt[ppn], new)
             self.pt[ppn] = new
             self.updated[ppn] = t
