@@ -307,6 +307,20 @@ class Bench:
             got = self.ports.models[j].read_sector(a)
             assert got == self.golden.ports[j].read_sector(a), f"port {j} sector {a:#x}"
 
+    async def settled_pt(self, npages):
+        """After a FLUSH: the PT entries of pages 0..npages-1, each asserted STABLE, and no line
+        valid (MR-F47)."""
+        final = {}
+        for q in range(npages):
+            await self.csr("PT_ADDR", True, q)
+            word, _ = await self.csr("PT_DATA")
+            final[q] = PTE.decode(word)
+            assert final[q].state == 1, f"page {q} not STABLE at the end: {final[q]}"
+        for k in range(self.p.NUM_LINES):
+            rdata, _ = await self.csr(0x400 + 4 * k)
+            assert rdata & 1 == 0, f"line {k} valid after FLUSH (MR-F47)"
+        return final
+
     async def check_reference(self, init, pages, poisoned=frozenset()):
         """The flat reference in acceptance order (MR-V3), after a final FLUSH: every response
         beat (id, last, err, read data), PREQ/PRSP_BEATS (MR-V6), every page STABLE, no valid
@@ -353,15 +367,7 @@ class Bench:
             rdata, _ = await b.csr(0x200 + 4 * COUNTERS.index(name))
             assert rdata == want, f"{name}: {rdata}, requests imply {want} (MR-V6)"
         # the final page table, LINE_STATUS (all invalid after FLUSH), the back-door contents
-        final = {}
-        for q in range(npages):
-            await b.csr("PT_ADDR", True, q)
-            word, _ = await b.csr("PT_DATA")
-            final[q] = PTE.decode(word)
-            assert final[q].state == 1, f"page {q} not STABLE at the end: {final[q]}"
-        for k in range(p.NUM_LINES):
-            rdata, _ = await b.csr(0x400 + 4 * k)
-            assert rdata & 1 == 0, f"line {k} valid after FLUSH (MR-F47)"
+        final = await b.settled_pt(npages)
         moved = [q for q in range(npages) if final[q] != init.pt[q]]
         for q in sorted(set(pages) | set(moved)):
             e = final[q]

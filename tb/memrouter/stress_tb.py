@@ -47,7 +47,7 @@ from golden.memrouter.formats import (E_POISON, E_RANGE, EV_ABORT, EV_ALLOC, EV_
 from golden.memrouter.ifmap import pt_init
 from golden.memrouter.merge import merge
 from golden.memrouter.params import reference
-from golden.memrouter.pattern import pat
+from golden.memrouter.reference import FlatReference
 from golden.memrouter.router import COUNTERS
 from tb.common.stream import sim_cycle
 from tb.memrouter.router_tb import Bench, check_map, range_error
@@ -257,18 +257,13 @@ class Reference:
     accepted before it (MR-V3), kept as the current value of every touched sector."""
 
     def __init__(self, init, p):
-        self.init, self.p = init, p
+        self.initial = FlatReference(init, p).initial      # contents after PT_INIT (§4.12)
         self.mem = {}
         self.unknown = set()        # sectors a write acknowledged E_POISON may have left alone
 
-    def _initial(self, addr):
-        e = self.init.pt[addr >> self.p.LOG2G]
-        d = e.desc.dev(addr & (self.p.G - 1), self.p.LOG2G)
-        return sum(pat(e.port, d + 4 * w) << 32 * w for w in range(8))
-
     def read(self, addr):
         v = self.mem.get(addr)
-        return self._initial(addr) if v is None else v
+        return self.initial(addr) if v is None else v
 
     def write(self, addr, data, be, applied=True):
         """One accepted sector write; ``applied`` False: it may not have been (MR-E8)."""
@@ -290,6 +285,7 @@ class Stress:
         self.epoch = int(os.environ.get("EPOCH", "50000"))
         self.p = b.p
         self.uid = 0                    # requests accepted and checked so far
+        self.sent = 0                   # requests queued (their ids count up mod 256)
         self.rsp_seen = [0] * self.p.N_PROC
         self.beats = [0, 0]             # PREQ_BEATS, PRSP_BEATS the requests imply
         self.checked = 0
@@ -392,11 +388,8 @@ class Stress:
             addr = (rng.choice(pages) << p.LOG2G) + 32 * rng.randrange(p.NS)
         wr = rng.random() < 0.5 and addr >> p.LOG2G not in self.ro
         be = [rng.choice((FULL_BE, rng.getrandbits(32))) for _ in range(nb)] if wr else None
-        b.send(proc, addr, nb, wr, self.uid_next(), be=be)
-
-    def uid_next(self):
-        self._rid = (getattr(self, "_rid", -1) + 1) & 0xFF
-        return self._rid
+        b.send(proc, addr, nb, wr, self.sent & 0xFF, be=be)
+        self.sent += 1
 
     async def _sample_lines(self):
         """MR-V9: LINE_STATUS of every line against the PT mirror."""
@@ -437,15 +430,8 @@ class Stress:
             assert c["done_arg"] == walk, f"DONE arg {c['done_arg']} != MIG_WALK_FILLS {walk}"
         self.v5_cmds = len(m.done)
         # after the FLUSH: every page STABLE, no valid line, the contents through the mirror
-        for q in range(self.npages):
-            await b.csr("PT_ADDR", True, q)
-            word, _ = await b.csr("PT_DATA")
-            e = PTE.decode(word)
-            assert e == m.pt[q].with_state(1) and e.state == 1, \
-                f"page {q}: PT {e}, mirror {m.pt[q]}"
-        for k in range(p.NUM_LINES):
-            rdata, _ = await b.csr(0x400 + 4 * k)
-            assert rdata & 1 == 0, f"line {k} valid after FLUSH (MR-F47)"
+        for q, e in (await b.settled_pt(self.npages)).items():
+            assert e == m.pt[q].with_state(1), f"page {q}: PT {e}, mirror {m.pt[q]}"
         moved = {q for q, t in m.updated.items()}
         for q in sorted(set(pages) | moved):
             e = m.pt[q]
