@@ -6,11 +6,12 @@ CFG-D runs on the CFG-A build), MODE (0 exclusive, 1 inclusive), MIG_STALL, CYCL
 The router runs with FAR_ALLOC = 1 and the ACC and SECT triggers on. Each epoch of EPOCH cycles
 draws a new working set of pages. Every processor port sends random reads and writes of lengths
 1..MAX_LEN on it (35 % on hot sectors, 2 % beyond PAGES·G, random partial byte enables).
-Random MIG_CMDs come every 200..2500 cycles: PROMOTE, DEMOTE, SWAP and a bad op. Poison is
-switched on and off at random on sectors of two read-only pages, at the device sector the PT
-mirror names; a PT_UPDATE of such a page switches its poison off, so a poisoned frame never
-passes to another page. An epoch ends with a drain, a quiet engine and a FLUSH, and then the
-checks run on everything the epoch did:
+Random MIG_CMDs come every 200..2500 cycles: PROMOTE, DEMOTE, SWAP, mostly on pages the PT
+mirror says can move, a fifth on any page or with a bad op. Poison is switched on and off at
+random on sectors of two read-only pages, at the device sector the PT mirror names; a PT_UPDATE
+of such a page switches its poison off, so a poisoned frame never passes to another page. An
+epoch ends with a drain, a quiet engine and a FLUSH, and then the checks run on everything the
+epoch did:
 
 - MR-V2: every NEAR / FAR request addresses a frame its page held then in the PT mirror, and
   every MIG request a frame of the running command's pages (router_tb.check_map).
@@ -349,9 +350,9 @@ class Stress:
                 await b.cycles(rng.randint(200, 2500))
                 if not running[0]:
                     break
-                op = rng.choice((1, 1, 1, 2, 2, 3, 5))
-                await b.csr("MIG_ARG", True, rng.choice(pages))
-                _, err = await b.csr("MIG_CMD", True, op | rng.choice(pages) << 16)
+                op, page, arg = self._command(pages)
+                await b.csr("MIG_ARG", True, arg)
+                _, err = await b.csr("MIG_CMD", True, op | page << 16)
                 self.cmds["rejected_full" if err else "queued"] += 1
 
         async def toggle_poison():
@@ -375,6 +376,18 @@ class Stress:
         self.poison.all_off()
         await b.flush()
         return pages
+
+    def _command(self, pages):
+        """A random MIG_CMD on the working set: mostly one the mirror says can start (PROMOTE
+        or SWAP of a far page, DEMOTE of a near one, SWAP's victim near), one in five on any
+        page or with a bad op, so that the REJ_STATE / REJ_NOFRAME paths run too."""
+        rng, pt = self.b.rng, self.mirror.pt
+        op = rng.choice((1, 1, 1, 2, 2, 3))
+        if rng.random() < 0.2:
+            return rng.choice((op, 5)), rng.choice(pages), rng.choice(pages)
+        near = [q for q in pages if pt[q].pool == 0] or pages
+        far = [q for q in pages if pt[q].pool == 1] or pages
+        return op, rng.choice(near if op == 2 else far), rng.choice(near)
 
     def _request(self, proc, pages, hot):
         b, p, rng = self.b, self.p, self.b.rng
