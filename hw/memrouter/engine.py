@@ -22,7 +22,7 @@ from golden.memrouter.formats import (EV_ABORT, EV_DONE, EV_LINE_FULL, EV_PT_UPD
                                       REJ_NOFRAME, REJ_RANGE, REJ_STATE, SRC_EXPLICIT,
                                       ST_ABORTED, ST_BUSY, ST_DONE)
 from hw.common.lintops import (bit_at, eq, eq_const, ge, ge_const, is_zero, lt, nonzero,
-                               select, shift_left, tree_sum)
+                               run_bits, select, tree_sum)
 from hw.common.regfifo import RegFifo
 from hw.common.statereg import StateReg
 from hw.memrouter.layouts import DESC_W, PTE_W, pte_fields, pte_value
@@ -256,6 +256,11 @@ class MigEngine(wiring.Component):
         e_valid, e_pending, e_dirty = ls.e_valid, ls.e_pending, ls.e_dirty
         full = Signal()
         m.d.comb += full.eq(e_valid.all())
+        busy_s = Signal(ns)                 # sectors valid or with a fill in flight
+        m.d.comb += busy_s.eq(e_valid | e_pending)
+        held_sum = tree_sum(busy_s[k] for k in range(ns))
+        held_n = Signal(len(held_sum))      # their number (MIG_PREVALID at MIG_START)
+        m.d.comb += held_n.eq(held_sum)
 
         # ---- fills of the command's locked lines (MR-E9) and walker bookkeeping
         f_line = self.f_addr[nsw:]
@@ -322,8 +327,7 @@ class MigEngine(wiring.Component):
 
             def go():
                 m.d.comb += [self.clr_mig.eq(1), self.prevalid_en.eq(1),
-                             self.prevalid.eq(Mux(line_valid, tree_sum(
-                                 (e_valid | e_pending)[k] for k in range(ns)), 0))]
+                             self.prevalid.eq(Mux(line_valid, held_n, 0))]
                 set_status(ST_BUSY, pg)
                 then()
             event(EV_START, Mux(line_valid, l1, 0), pg, arg, go)
@@ -334,6 +338,7 @@ class MigEngine(wiring.Component):
         r_len = Signal(range(ml + 1))
         wk = Signal(5)
         dirty_s, dirty_n = lowest_run(m, e_dirty, "eng_wb", ml)
+        dirty_bits = run_bits(m, dirty_s, dirty_n, ml, ns, name="eng_wb_bits")
 
         with m.If(at("IDLE")):
             m.d.sync += hold.eq(0)
@@ -741,8 +746,6 @@ class MigEngine(wiring.Component):
             m.d.sync += [ptr.eq(0), f_port.eq(s_port)]
             m.d.sync += call("FENCE", ret_fence, "WALK")
         with m.Elif(at("WALK")):
-            busy_s = Signal(ns)
-            m.d.comb += busy_s.eq(e_valid | e_pending)
             room = Signal(33)
             m.d.comb += room.eq(self.mig_outstanding - inflight)
             stop = Signal()
@@ -761,6 +764,7 @@ class MigEngine(wiring.Component):
                     m.d.comb += n_run.eq(k)
             with m.If(free_from[:ml].all() & ~lt(limit, ml)):
                 m.d.comb += n_run.eq(ml)
+            walk_bits = run_bits(m, ptr[:nsw], n_run, ml, ns, name="walk_bits")
             m.d.comb += [self.iss_port.eq(s_port), self.iss_frame.eq(s_frame),
                          self.iss_sect.eq(ptr[:nsw]), self.iss_len.eq(n_run - 1),
                          self.iss_wr.eq(0), self.iss_last.eq(1), self.take_kind.eq(KIND_FILL),
@@ -777,9 +781,7 @@ class MigEngine(wiring.Component):
                 m.d.comb += self.iss_valid.eq(tag_ok)
                 with m.If(tag_ok & self.iss_ready):
                     m.d.comb += [self.take_en.eq(1), walk_issue.eq(n_run),
-                                 ls.e_pend.eq(shift_left(
-                                     (shift_left(C(1, 1), n_run, ml + 1) - 1)[:ml],
-                                     ptr[:nsw], ns))]
+                                 ls.e_pend.eq(walk_bits)]
                     m.d.sync += ptr.eq(ptr + n_run)
         with m.Elif(at("FDRAIN")):
             quiet = Signal()
@@ -808,8 +810,7 @@ class MigEngine(wiring.Component):
             other = Signal()
             m.d.comb += other.eq(two & Mux(w_sel, bit_at(ls.dirty_any, l1), bit_at(ls.dirty_any, l2)))
             with m.If(nonzero(e_dirty)):
-                m.d.comb += ls.e_dclr.eq(shift_left(
-                    (shift_left(C(1, 1), dirty_n, ml + 1) - 1)[:ml], dirty_s, ns))
+                m.d.comb += ls.e_dclr.eq(dirty_bits)
                 m.d.sync += [r_start.eq(dirty_s), r_len.eq(dirty_n), wk.eq(0), goto("WBEAT")]
             with m.Elif(other):
                 m.d.sync += [w_sel.eq(~w_sel), eline.eq(Mux(w_sel, l1, l2))]

@@ -192,10 +192,8 @@ class LineStore(wiring.Component):
 
         # per-line updates
         f_line = self.f_addr[sw:]
-        f_bit = Signal(ns)
-        w_bit = Signal(ns)
-        m.d.comb += [f_bit.eq(shift_left(C(1, 1), self.f_addr[:sw], ns)),
-                     w_bit.eq(shift_left(C(1, 1), self.op_sect, ns))]
+        f_bit = shift_left(m, C(1, 1), self.f_addr[:sw], ns, name="f_bit")
+        w_bit = shift_left(m, C(1, 1), self.op_sect, ns, name="w_bit")
         for i in range(nl):
             mine = Signal(name=f"cur_is{i}")
             fill = Signal(name=f"fill_is{i}")

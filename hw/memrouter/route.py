@@ -17,8 +17,9 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from golden.memrouter.formats import EV_ALLOC, EV_EVICT
-from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, nonzero, select,
-                               shift_left)
+from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, low_ones, nonzero,
+                               run_bits, select, shift_left)
+from hw.common.onehot import onehot_to_binary
 from hw.common.statereg import StateReg
 from hw.memrouter.layouts import proc_width, pte_fields, slot_add
 from hw.memrouter.intake import req_fields
@@ -33,10 +34,14 @@ def lowest_run(m, vec, name, limit):
     """(start, length) of the lowest run of set bits of ``vec`` (length 0 when none), at most
     ``limit`` long."""
     n = len(vec)
-    start = Signal(max(1, (n - 1).bit_length()), name=f"{name}_start")
-    for k in reversed(range(n)):
-        with m.If(vec[k]):
-            m.d.comb += start.eq(k)
+    # the lowest set bit alone, encoded (an NS-deep if-chain exhausted Yosys at NS 2048); bit
+    # 0 encodes to 0 and is left out, and the index is a Cat of named bits (a signal naming the
+    # Cat would be an unread alias in the Verilog)
+    start = C(0, 1)
+    if n > 1:
+        low = Signal(n - 1, name=f"{name}_low")
+        m.d.comb += low.eq(vec[1:] & (~vec + 1)[1:n])
+        start = onehot_to_binary(Cat(C(0, 1), low), m, name=f"{name}_s")
     above = vec >> start
     length = Signal(range(limit + 1), name=f"{name}_len")
     for k in reversed(range(limit)):
@@ -234,22 +239,19 @@ class Route(wiring.Component):
         need = Signal(ml)                       # sectors of the part to fetch (bit k: ps0 + k)
         nofetch = Signal(ml)                    # whole-sector writes to invalid sectors
         dropped = Signal()                      # a write sector not applied (poisoned fill)
-        bit_k = Signal(ml)
-        m.d.comb += bit_k.eq(shift_left(C(1, 1), wk, ml))
+        bit_k = shift_left(m, C(1, 1), wk, ml, name="bit_k")
         v_s = bit_at(ls.cur_valid, sect)
         pd_s = bit_at(ls.cur_pending, sect)
-        part_mask = Signal(ml)
-        m.d.comb += part_mask.eq(Mux(eq_const(pn, ml), (1 << ml) - 1,
-                                     (shift_left(C(1, 1), pn, ml + 1) - 1)[:ml]))
+        part_mask = low_ones(m, pn, ml, name="part_mask")
         part_pending = Signal(ml)
         m.d.comb += part_pending.eq((ls.cur_pending >> ps0)[:ml] & part_mask)
         run_s, run_n = lowest_run(m, need, "fill", ml)
         dirty_s, dirty_n = lowest_run(m, ls.cur_dirty, "wb", ml)
-        run_mask = Signal(ml)                   # the fill run's bits of ``need``
-        m.d.comb += run_mask.eq(shift_left((shift_left(C(1, 1), run_n, ml + 1) - 1)[:ml],
-                                           run_s, ml))
+        run_mask = run_bits(m, run_s, run_n, ml, ml, name="run_mask")   # the fill run in ``need``
+        run_pend = shift_left(m, run_mask, ps0, ns, name="run_pend")    # ... in the line
         r_start = Signal(self.nsw)              # write-back run: first sector, length
         r_len = Signal(range(ml + 1))
+        wb_bits = run_bits(m, r_start, r_len, ml, ns, name="wb_bits")
         wb_n = Signal(range(ns + 1))            # sectors written back by this eviction
         m.d.comb += self.wb_sect.eq(0)
         flushing = self.flushing
@@ -467,8 +469,7 @@ class Route(wiring.Component):
                 m.d.comb += self.take_en.eq(first)
                 m.d.sync += wk.eq(wk + 1)
                 with m.If(self.iss_last):
-                    m.d.comb += ls.op_dclr.eq(shift_left(
-                        (shift_left(C(1, 1), r_len, ml + 1) - 1)[:ml], r_start, ns))
+                    m.d.comb += ls.op_dclr.eq(wb_bits)
                     m.d.sync += wb_n.eq(wb_n + r_len)
                     m.d.sync += goto("EVSCAN")
         with m.Elif(at("EVDONE")):
@@ -554,7 +555,7 @@ class Route(wiring.Component):
                 m.d.comb += self.iss_valid.eq(tag_ok)
                 with m.If(tag_ok & self.iss_ready):
                     m.d.comb += [self.take_en.eq(1),
-                                 ls.op_pend.eq(shift_left(run_mask, ps0, ns)),
+                                 ls.op_pend.eq(run_pend),
                                  self.mig_demand.eq(Mux(e_mig, run_n, 0))]
                     m.d.sync += need.eq(need & ~run_mask)
         with m.Elif(at("LWAIT")):

@@ -87,8 +87,7 @@ class HeadTracker(wiring.Component):
         miss_b = self._missing(self.b_need, self.b_svt)
         used_a = Cat(*[nonzero(self.a_need[b]) for b in range(nb)])
         used_b = Cat(*[nonzero(self.b_need[b]) for b in range(nb)])
-        fill_bit = Signal(sw)
-        m.d.comb += fill_bit.eq(shift_left(C(1, 1), self.fill_sector, sw))
+        fill_bit = shift_left(m, C(1, 1), self.fill_sector, sw, name="fill_bit")
         fill_in = [self.fill_valid & eq_const(self.fill_bank, b) for b in range(nb)]
         inval_in = [eq_const(self.inval_bank, b) for b in range(nb)]
         live = []

@@ -122,11 +122,11 @@ class EntryPool(wiring.Component):
         reclaim_ptr = Signal(self.slot_w)
         released = Signal(size)
 
-        def onehot(slot):
-            return shift_left(C(1, 1), slot, size)
+        def onehot(slot, name):
+            return shift_left(m, C(1, 1), slot, size, name=name)
 
         rel_mask = Signal(size)
-        m.d.comb += rel_mask.eq(Mux(self.rel_en, onehot(self.rel_slot), 0))
+        m.d.comb += rel_mask.eq(Mux(self.rel_en, onehot(self.rel_slot, "rel_bit"), 0))
         reclaim = Signal()
         m.d.comb += reclaim.eq(~eff & nonzero(used)
                                & bit_at(released | rel_mask, reclaim_ptr))
@@ -153,9 +153,9 @@ class EntryPool(wiring.Component):
         a_mask = Signal(size)
         k_mask = Signal(size)
         u_mask = Signal(size)
-        m.d.comb += [a_mask.eq(Mux(self.alloc_en, onehot(self.alloc_slot), 0)),
-                     k_mask.eq(Mux(self.mark_en, onehot(self.mark_slot), 0)),
-                     u_mask.eq(Mux(self.up_en, onehot(self.up_slot), 0))]
+        m.d.comb += [a_mask.eq(Mux(self.alloc_en, onehot(self.alloc_slot, "alloc_bit"), 0)),
+                     k_mask.eq(Mux(self.mark_en, onehot(self.mark_slot, "mark_bit"), 0)),
+                     u_mask.eq(Mux(self.up_en, onehot(self.up_slot, "up_bit"), 0))]
 
         def rep(bit):
             return Mux(bit, (1 << size) - 1, 0)

@@ -67,8 +67,7 @@ class SectorValidTable(wiring.Component):
         m = Module()
         sw, dslots = self.sectors, self.dslots
         width = sw * dslots
-        fill_bit = Signal(sw)
-        m.d.comb += fill_bit.eq(shift_left(C(1, 1), self.fill_sector, sw))
+        fill_bit = shift_left(m, C(1, 1), self.fill_sector, sw, name="fill_bit")
         inval_apply = Signal()
         m.d.comb += inval_apply.eq(self.inval_valid & ~self.inval_ignore)
         for b in range(self.banks):
@@ -77,14 +76,10 @@ class SectorValidTable(wiring.Component):
             inval_here = Signal(name=f"inval_here{b}")
             m.d.comb += [fill_here.eq(self.fill_valid & eq_const(self.fill_bank, b)),
                          inval_here.eq(inval_apply & eq_const(self.inval_bank, b))]
-            clear = Signal(width, name=f"clear{b}")
-            setm = Signal(width, name=f"set{b}")
-            m.d.comb += [
-                clear.eq(shift_left(Mux(inval_here, (1 << sw) - 1, 0), self.inval_dslot, width,
-                                    unit=sw)),
-                setm.eq(shift_left(Mux(fill_here, fill_bit, 0), self.fill_dslot, width,
-                                   unit=sw)),
-            ]
+            clear = shift_left(m, Mux(inval_here, (1 << sw) - 1, 0), self.inval_dslot, width,
+                               unit=sw, name=f"clear{b}_")
+            setm = shift_left(m, Mux(fill_here, fill_bit, 0), self.fill_dslot, width, unit=sw,
+                              name=f"set{b}_")
             m.d.sync += table.eq((table & ~clear) | setm)
             for addr, out in ((self.a_dslot, self.a_valid), (self.b_dslot, self.b_valid)):
                 m.d.comb += out[b].eq(

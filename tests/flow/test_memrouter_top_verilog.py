@@ -1,6 +1,6 @@
 """Verilog generation of the memory router top (hw/memrouter/top.py ``Memrouter``): its port
-list and payload widths (MR-I1..I6), and ``verilator --lint-only -Wall`` clean (CFG-B, and
-CFG-A with two processor ports)."""
+list and payload widths (MR-I1..I6), and ``verilator --lint-only -Wall`` clean (CFG-B, CFG-A
+with two processor ports, and CFG-G64's 64-KiB pages)."""
 
 import re
 
@@ -14,12 +14,9 @@ from tb.memrouter.builds import router_top
 
 STREAM = ("valid", "ready", "payload")
 
-# CFG index in CFG_NAMES (A, B, C, D, G64), processor ports. G64 (64-KiB pages, NS = 2048)
-# is slow: the line store's valid / dirty / pending vectors are NS-bit registers per line, and
-# converting them took over 3 minutes and 5.6 GB before it was stopped (docs/memrouter.md).
+# CFG index in CFG_NAMES (A, B, C, D, G64), processor ports.
 BUILDS = {"B_p1": dict(CFG=1, N_PROC=1), "A_p2": dict(CFG=0, N_PROC=2),
           "G64_p1": dict(CFG=4, N_PROC=1)}
-SLOW = {"G64_p1"}
 
 
 BLOCK = Block(name="lint_memrouter", kind="test", summary="Memrouter", spec="memrouter.md §2.3",
@@ -54,17 +51,13 @@ def _verilog(params, tmp_path):
 
 
 @pytest.mark.req("MR-I1", "MR-I2", "MR-I3", "MR-I4", "MR-I5", "MR-I6")
-@pytest.mark.parametrize("build", [pytest.param(b, marks=pytest.mark.slow) if b in SLOW else b
-                                   for b in BUILDS])
-def test_memrouter_top_verilog_ports(build, tmp_path):
+@pytest.mark.parametrize("build", [pytest.param(b, marks=pytest.mark.req("MR-C1")) if b == "G64_p1"
+                                   else b for b in BUILDS])
+def test_memrouter_top_verilog(build, tmp_path):
     """Converts; the spec's streams (preq/prsp per processor port, mreq/mrsp per memory port,
-    csr_req/csr_rsp, evt without ready) with the payload widths of golden.memrouter.formats."""
-    _verilog(BUILDS[build], tmp_path)
-
-
-@pytest.mark.parametrize("build", ["B_p1", "A_p2"])
-def test_memrouter_top_lint_clean(build, tmp_path):
-    """The whole top lints clean with the project's waivers only (generator artefacts)."""
+    csr_req/csr_rsp, evt without ready) with the payload widths of golden.memrouter.formats;
+    the whole top lints clean with the project's waivers only (generator artefacts). G64 is the
+    seed's 64-KiB page (LOG2G = 16, NS = 2048, MR-C1's top value)."""
     path, module = _verilog(BUILDS[build], tmp_path)
     ok, messages = lint(path, module)
     assert ok, messages[-3000:]
