@@ -26,9 +26,11 @@ BLOCK = Block(
 
 # B: the default hardware (MR-P1); A2: N_OFF = 2, two processor ports (MR-P2 on CFG-A and,
 # reprogrammed, CFG-D); C2: CFG-C with two processor ports and the 1024-beat response buffers
-# the QoS benchmark needs (docs/memrouter.md, golden finding on ROB_BEATS).
+# the QoS benchmark needs (docs/memrouter.md, golden finding on ROB_BEATS); G64: the seed's
+# 64-KiB page (LOG2G = 16, NS = 2048, 4 lines; MR-C1).
 BUILDS = {
     "B": dict(),
     "A2": dict(CFG=0, N_PROC=2),
     "C2": dict(CFG=2, N_PROC=2, ROB_BEATS=1024),
+    "G64": dict(CFG=4),
 }

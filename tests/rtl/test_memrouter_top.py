@@ -38,6 +38,16 @@ def test_router_line_service_matches_golden(seed):
     run("B", seed, "random_traffic", FAR_ALLOC=1)
 
 
+@pytest.mark.req("MR-C1", "MR-F12", "MR-F13", "MR-F14", "MR-F16", "MR-V2", "MR-V3")
+def test_router_seed_page_lines_and_migrations(seed):
+    """CFG-G64, the seed's 64-KiB page (NS = 2048, 4 lines): the line service (FAR_ALLOC = 1)
+    matches the golden router, and four random migration commands (at least one completing),
+    each copying 2048 sectors, keep the flat reference and the PT mirror."""
+    run("G64", seed, "random_traffic", FAR_ALLOC=1)
+    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
+        MIG_STALL=seed % 2)
+
+
 @pytest.mark.req("MR-F19", "MR-F20", "MR-F21", "MR-F22", "MR-F23", "MR-F24", "MR-F25",
                  "MR-F26", "MR-F27", "MR-F28", "MR-F29", "MR-F30", "MR-F31", "MR-F33",
                  "MR-F34", "MR-F35", "MR-F36", "MR-F37", "MR-F38", "MR-E9", "MR-E13", "MR-V2",
