@@ -151,8 +151,16 @@ async def run_closed_loop(dut, p, caps, grids, release_n, ready_prob, rng, one_c
         elif stall not in (2, 3):
             waited = False
         await RisingEdge(dut.clk)
-    for _ in range(8):
+    # drain: beats held by back-pressure may still be waiting after the last result; stop
+    # after 8 cycles with no beat offered
+    idle = 0
+    for _ in range(10_000):
         await RisingEdge(dut.clk)
+        await ReadOnly()
+        idle = 0 if read_int(dut.beat__valid) else idle + 1
+        if idle >= 8:
+            break
+    await RisingEdge(dut.clk)
     rules.check()
     for t in (drv, mon, res, rules):      # the next closed loop on this DUT brings its own
         t.stop()

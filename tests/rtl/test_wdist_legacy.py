@@ -60,3 +60,11 @@ def test_legacy_lints_clean(build, tmp_path):
 def test_legacy_rejects_bad_params():
     with pytest.raises(ValueError, match="params"):
         Legacy(None)
+
+
+@pytest.mark.req("WD-F30", "WD-V14")
+def test_legacy_regression_seed_1164508889():
+    """The last LAUNCH_ID beat is still held by back-pressure after the last result: the closed
+    loop must drain it (it stopped 8 cycles after the result and saw 49 of 50 beats)."""
+    run_testbench(BLOCK, BLOCK.resolve_params(BUILDS["2x4"]), TB, testcase="random_grids",
+                  seed=1164508889)
