@@ -4,6 +4,8 @@ from the port values only (exactly-once, order, no early release, no missed fill
 conservation, back-pressure, status and fast/slow ordering, lock, liveness, stream rule, errors,
 status outputs, counters). Every test prints its seed (``GPUBLOCKS_SEED`` repeats it)."""
 
+import types
+
 import pytest
 
 from golden.trackq import mapper as mapper_mod
@@ -92,8 +94,13 @@ def test_checker_catches_a_wrong_pop_arbiter(seed, monkeypatch):
         i = (req & -req).bit_length() - 1
         return 1 << i, i, 1
     p = TrackqParams.test(N_Q=4, POOL=16)
-    model_pop = TrackingQueuesModel(p).pop_arb
-    monkeypatch.setattr(type(model_pop), "clock", lowest)
+    build = TrackingQueuesModel.__init__
+
+    def init(self, *args, **kwargs):
+        # only this model's pop arbiter: its class is the commit picker's too (TQ-F26)
+        build(self, *args, **kwargs)
+        self.pop_arb.clock = types.MethodType(lowest, self.pop_arb)
+    monkeypatch.setattr(TrackingQueuesModel, "__init__", init)
     with pytest.raises(AssertionError, match="TQ-F20|TQ-V6"):
         for k in range(4):
             _mutated_run(p, seed + k)
