@@ -117,8 +117,8 @@ def shift_left(m, value, amount, width, unit=1, name="shl"):
     """``(value << (amount * unit))[:width]`` as one 2:1 multiplexer level per bit of
     ``amount``, every level ``width`` bits wide and a named signal of ``m`` (a plain ``<<`` by
     a signal widens its result; unnamed levels made Amaranth's netlist time grow with
-    width x 2^levels: 43 s for one 2048-bit one-hot decode). Call it outside ``m.If`` blocks:
-    the levels are driven where it is called."""
+    width x 2^levels: 43 s for one 2048-bit one-hot decode). The levels are driven under the
+    ``m.If`` blocks open where it is called, so the result is valid only there."""
     value = _val(value)
     cur = Cat(value, C(0, max(0, width - len(value))))[:width]
     for k in range(len(_val(amount))):
