@@ -250,12 +250,17 @@ class Bench:
         return [g.responses(i) for i in range(self.p.N_PROC)]
 
     async def flush(self):
-        """CMD = FLUSH on both, then wait until the RTL's flush is over (STATUS[4])."""
+        """CMD = FLUSH on both, then wait until the RTL's flush is over (STATUS[4]) and nothing
+        is in flight (STATUS[1]): FLUSH_BUSY clears when the last write-back is issued, and the
+        port models store its beats up to LAT + nb * BW_DEN cycles later, so a back-door read
+        right after FLUSH_BUSY could miss it (seed 561384387 on CFG-G64, whose few pages left
+        too few CSR reads in between)."""
         await self.csr_both("CMD", True, 2)
         self.golden.settle()
         for _ in range(20_000):
             rdata, _ = await self.csr("STATUS")
             if not rdata >> 4 & 1:
+                await self.wait_idle()
                 return
         raise AssertionError("FLUSH never ended")
 
