@@ -31,7 +31,11 @@ class Geometry:
     ``box[k]``   box extent (tile mode; entries >= rank 1);
     ``n[k]``     positions visited, ``ceil(box[k] / ts[k])`` (tile mode);
     ``row_elems`` / ``n_rows`` elements per row and rows (im2col: range_c / range_ndhw);
-    ``box_bytes`` ``row_elems * n_rows * esize``.
+    ``box_bytes`` ``row_elems * n_rows * esize`` (im2col: range_c x range_ndhw x esize).
+
+    In im2col mode ``ts``, ``box`` and ``n`` are None: the walk (§4.6,
+    :mod:`golden.tma.im2col`) reads the traversal strides of the spatial dimensions itself and
+    ``box_size`` is unused (TMA-F16).
     """
     rank: int
     mode: int

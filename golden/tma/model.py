@@ -24,9 +24,10 @@ obeying TMA-F30/F33/F35 is legal): the tags, the response order, the beat partit
 smem row a piece touches, one fill beat per smem row holding OOB bytes) and the ``mbar`` partition
 (one update per beat).
 
-Part 1 executes TENSOR_LOAD in tile mode, BLOCK_G2S/S2G/S2S, block NOPs, WAIT_ALL and DESC_INVAL,
-and validates every op. Accepted commands of part 2 (im2col loads, tensor stores and reductions,
-prefetches, BLOCK_RED) raise ``NotImplementedError`` after setup.
+It executes every op: TENSOR_LOAD (tile and im2col, multicast), TENSOR_STORE / TENSOR_RED /
+TENSOR_PREFETCH (``golden.tma.store``), BLOCK_G2S / S2G / S2S / RED / PREFETCH, block NOPs,
+WAIT_ALL and DESC_INVAL. The memory performs WRITE and RED requests when they are accepted, in
+acceptance order (TMA-I4; RED through ``red_line``, what ``TmaRedUnit`` does).
 """
 
 import random
@@ -46,6 +47,8 @@ from golden.tma.l2req import read_requests, row_pieces
 from golden.tma.memory import GlobalMemory, SharedMemory
 from golden.tma.params import TmaParams
 from golden.tma.reqqueue import ReqQueue
+from golden.tma.store import (apply_to_memory, block_prefetch_requests, block_red_requests,
+                              prefetch_requests, store_requests)
 from golden.tma.swizzle import range_beats, scatter_beats
 from golden.tma.tile import fill_bytes, rows
 from golden.tma.tracker import Placement, Tracker
@@ -225,8 +228,18 @@ class TmaModel:
             self._block_s2g(res, cmd)
         elif op == CmdOp.BLOCK_S2S:
             self._block_s2s(res, cmd)
-        else:
-            raise NotImplementedError(f"{CmdOp(op).name} is part 2 of the TMA golden model")
+        elif op in (CmdOp.TENSOR_STORE, CmdOp.TENSOR_RED):
+            self._tensor_store(res, cmd, d)
+        elif op == CmdOp.TENSOR_PREFETCH:
+            res.rows = rows(d, cmd, self.p.ADDR_W)
+            self._prefetch(res, prefetch_requests(res.rows, self.p.ADDR_W))
+        elif op == CmdOp.BLOCK_RED:
+            res.box_bytes = block_bytes(cmd)
+            self._tracked_writes(res, *block_red_requests(cmd, self.smem, self.p.ADDR_W))
+        elif op == CmdOp.BLOCK_PREFETCH:
+            self._prefetch(res, block_prefetch_requests(cmd))
+        else:                                          # validation rejects reserved op codes
+            raise AssertionError(f"op {op} passed validation")
         self.completion.finish(seq)          # WAIT_ALL: retires once everything before it has
         res.done = True
         return res
@@ -242,8 +255,7 @@ class TmaModel:
             res.requests.append(req)
             self.events.append(("l2_req", req))
             self.completion.request(True)
-            if req.op == L2Op.WRITE:                   # memory performs writes in acceptance order
-                self.gmem.write_masked(req.line * LINE, req.data, req.be)
+            apply_to_memory(self.gmem, req)            # WRITE / RED, in acceptance order
             if self.response_order == "random" and self.rng.random() < 0.5:
                 self._respond(res)
 
@@ -334,10 +346,28 @@ class TmaModel:
 
     def _block_s2g(self, res, cmd):
         res.box_bytes = block_bytes(cmd)
-        reqs, reads = s2g_requests(cmd, self.smem, self.p.ADDR_W)
+        self._tracked_writes(res, *s2g_requests(cmd, self.smem, self.p.ADDR_W))
+
+    def _tensor_store(self, res, cmd, d):
+        res.box_bytes = geometry(d).box_bytes
+        res.rows = rows(d, cmd, self.p.ADDR_W)
+        self._tracked_writes(res, *store_requests(cmd, d, res.rows, self.smem,
+                                                  self.p.SWZ_TABLE, self.p.ADDR_W))
+
+    def _tracked_writes(self, res, reqs, reads):
+        """WRITE / RED requests after their smem reads; ``done`` once every one is
+        acknowledged (TMA-F36)."""
         self._smem_reads(res, reads)
-        self._issue(res, reqs, [Placement(res.seq, L2Op.WRITE) for _ in reqs])
+        self._issue(res, reqs, [Placement(res.seq, r.op) for r in reqs])
         self._drain(res)
+
+    def _prefetch(self, res, reqs):
+        """PREFETCH requests: no tag (0), no response, no tracker or smem traffic; ``done`` once
+        they are issued (TMA-F36, §4.11)."""
+        for req in reqs:
+            res.requests.append(req)
+            self.events.append(("l2_req", req))
+            self.completion.request(False)
 
     def _block_s2s(self, res, cmd):
         res.box_bytes = block_bytes(cmd)

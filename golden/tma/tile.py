@@ -1,5 +1,5 @@
-"""Tile-mode box traversal and OOB fill values (spec tma.md §4.5, §4.7 rows, §4.8 ``fill``;
-TMA-F12..F15, F22, F51).
+"""Tile-mode box traversal, the mode dispatch and OOB fill values (spec tma.md §4.5, §4.7 rows,
+§4.8 ``fill``; TMA-F12..F15, F22, F51).
 
 - :func:`tile_elements` is the §4.5 enumeration verbatim: every visited element as
   ``(dense_offset, in_bounds, global_address)`` in visit order (dimension 0 innermost, positions
@@ -9,7 +9,10 @@ TMA-F12..F15, F22, F51).
   share ``i1..i4``), with the row's in-bounds span: the in-bounds elements of a row are contiguous in
   index and in address (``ts[0]`` = 1, ``pitch[0]`` = esize), so a row is described by where its
   span starts in dense and in global space and how many bytes it has (§4.7).
-- :func:`elements` / :func:`rows` dispatch on the descriptor mode (im2col: part 2).
+- :func:`elements` / :func:`rows` dispatch on the descriptor mode: tile mode here, im2col mode to
+  :func:`golden.tma.im2col.im2col_elements` / :func:`~golden.tma.im2col.im2col_rows` (§4.6), which
+  yield the same ``(dense_offset, in_bounds, global_address)`` triples and :class:`Row` objects
+  (an im2col row is one pixel of ``range_c`` elements).
 - :func:`fill_bytes` is the esize-byte OOB fill pattern (ZERO, CONST, NAN).
 
 Interleaved tensors (TMA-F51) need nothing special: their descriptor already describes dimension 0
@@ -47,7 +50,8 @@ def tile_elements(d, cmd, addr_w=64):
 
 @dataclass(frozen=True)
 class Row:
-    """One row of a box (§4.7): ``row_elems`` consecutive visited elements.
+    """One row of a box (§4.7): ``row_elems`` consecutive visited elements (tile mode: the elements
+    sharing i1..i4; im2col mode: one pixel of ``range_c`` channels).
 
     ``index``      position in visit order;
     ``dense``      dense byte offset of the row's first element;
@@ -113,17 +117,20 @@ def tile_rows(d, cmd, addr_w=64):
 
 
 def elements(d, cmd, addr_w=64):
-    """§4.5/§4.6 enumeration of a tensor command's box."""
+    """§4.5/§4.6 enumeration of a tensor command's box: ``(dense_off, in_bounds, gaddr)`` in visit
+    order."""
     if d.mode == Mode.TILE:
         return tile_elements(d, cmd, addr_w)
-    raise NotImplementedError("im2col enumeration (§4.6) is part 2 of the TMA golden model")
+    from golden.tma.im2col import im2col_elements      # im2col imports Row from this module
+    return im2col_elements(d, cmd, addr_w)
 
 
 def rows(d, cmd, addr_w=64):
-    """The rows of a tensor command's box, in visit order."""
+    """The rows of a tensor command's box, in visit order (:class:`Row`)."""
     if d.mode == Mode.TILE:
         return tile_rows(d, cmd, addr_w)
-    raise NotImplementedError("im2col rows (§4.6) are part 2 of the TMA golden model")
+    from golden.tma.im2col import im2col_rows
+    return im2col_rows(d, cmd, addr_w)
 
 
 def fill_bytes(d, nan_pattern):

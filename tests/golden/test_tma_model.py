@@ -11,7 +11,7 @@ from golden.tma import vectors as gv
 from golden.tma.completion import Completion, CompletionError
 from golden.tma.desccache import DescCache, golden_desc_reads
 from golden.tma.encode import encode_desc
-from golden.tma.formats import CmdOp, DType, MbarUpdate, TmaCmd
+from golden.tma.formats import CmdOp, DType, L2Op, MbarUpdate, TmaCmd
 from golden.tma.memory import GlobalMemory, SharedMemory
 from golden.tma.model import TmaModel, run_command
 from golden.tma.params import TmaParams
@@ -426,13 +426,17 @@ def test_gv34_multicast_on_gv9():
     assert bytes(uni.read(0, 0, 1600)) == bytes(a)          # the unicast image
 
 
-def test_run_command_and_part2_boundary():
+@pytest.mark.req("TMA-F36")
+def test_run_command_runs_every_op():
     gmem, smem = _world()
     res = run_command(_load(0, 9), gmem, smem)
     assert res.code == 0 and res.done and res.smem is smem and res.gmem is gmem
     assert len(res.desc_reads) == 1 and not res.cache_hit
+    loads = len(res.requests)
     for op in (CmdOp.TENSOR_STORE, CmdOp.TENSOR_PREFETCH):
-        with pytest.raises(NotImplementedError, match="part 2"):
-            run_command(_load(0, 9, op=op), gmem, smem)
-    with pytest.raises(NotImplementedError, match="part 2"):
-        run_command(TmaCmd(op=CmdOp.BLOCK_PREFETCH, gaddr=0x1000, num_blocks=1), gmem, smem)
+        res = run_command(_load(0, 9, op=op), gmem, smem)
+        assert res.code == 0 and res.done and 0 < len(res.requests) <= loads
+        assert len(res.responses) == (len(res.requests) if op == CmdOp.TENSOR_STORE else 0)
+    res = run_command(TmaCmd(op=CmdOp.BLOCK_PREFETCH, gaddr=0x1000, num_blocks=1), gmem, smem)
+    assert res.done and [(q.op, q.line, q.sectors) for q in res.requests] == \
+        [(L2Op.PREFETCH, 0x1000 >> 7, 0xF)]
