@@ -1,13 +1,13 @@
-"""TMA request generator, tile mode and block ops (spec tma.md §2.2 ReqGen, §4.5, §4.7, §4.10;
-TMA-F12..F15, F22..F26, F45..F50)."""
+"""TMA request generator: tile mode, im2col mode and block ops (spec tma.md §2.2 ReqGen, §4.5,
+§4.6, §4.7, §4.10; TMA-F12..F26, F39..F41, F45..F50)."""
 
 from amaranth import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.tma.formats import L2Op
-from golden.tma.jobs import (OUTER, PIECE_S2S, fill_fields, fin_fields, job_fields, piece_fields,
-                             span_w)
+from golden.tma.jobs import (OUTER, PIECE_S2S, POS_W, PX_W, SPATIAL, fill_fields, fin_fields,
+                             job_fields, piece_fields, span_w)
 from golden.tma.params import RANGES, TmaParams
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
@@ -24,17 +24,27 @@ class TmaReqGen(wiring.Component):
     fields there and takes it (``job.ready``) in the cycle it emits the job's ``fin``, so Setup's
     output register is the job register and Setup works on the next commands meanwhile (TMA-F11).
 
-    Rows are visited in traversal order (TMA-F12, F26) by an odometer over dimensions 1..4: per
-    dimension a visit index, the exact 34-bit signed coordinate ``coord + i * ts`` (TMA-F15) and
-    the address of the current row modulo 2^ADDR_W. Advancing one row is one adder on the address
-    (the lowest dimension not at its last visit gets ``+ ts * stride``, the dimensions below it
-    restart from that value) and one small adder per coordinate, so a row is consumed every cycle
-    whatever its width. A row is in bounds when every outer coordinate lies in ``[0, size)`` and
-    dimension 0 has an in-bounds span (precomputed by Setup); its span ``[base, base +
-    span_bytes)`` is cut only at 128-byte lines (TMA-F24): the first piece is emitted in the cycle
-    the row is consumed, the rest from a split register one per cycle. ``sectors`` are the 32-byte
-    sectors a piece intersects (TMA-F25), 0xF for PREFETCH, where a piece on the same line as the
-    command's previous one is dropped (TMA-F45). OOB rows and row ends produce no piece (TMA-F23).
+    Rows are visited in traversal order (TMA-F12, F19, F26) by one odometer of four levels shared
+    by both modes: tile levels are dimensions 1..4; im2col levels are the spatial dimensions W,
+    (H, (D)) and then the image index n (a row is one pixel of ``range_c`` channels, TMA-F16,
+    F18, F21). Per level: a visit index (tile), the exact 34-bit signed coordinate (TMA-F15; tile
+    ``coord + i * ts``, im2col the pixel coordinate ``pos + off`` and n) and the address of the
+    current row with the levels below at their restart coordinate, modulo 2^ADDR_W. A level is
+    at its end when its index is the last (tile) or its pixel coordinate lies above ``wrap_at``
+    (im2col: the next base position would pass hi_s; the n level never ends). Advancing one row
+    is one adder on the address (the lowest level not at its end gets ``+ step``, the levels
+    below restart at that address, at their start coordinate in tile mode and at ``lo_s +
+    off_s`` in im2col mode, TMA-F17, F19, F20) and one small adder per coordinate, so a row is
+    consumed every cycle whatever its width; an im2col walk ends after ``range_ndhw`` pixels (a
+    pixel counter). A row is in bounds when every level coordinate lies in ``[0, size)`` and
+    dimension 0 (the channels) has an in-bounds span (precomputed by Setup); its span ``[base,
+    base + span_bytes)`` is cut only at 128-byte lines (TMA-F24): the first piece is emitted in
+    the cycle the row is consumed, the rest from a split register one per cycle. ``sectors`` are
+    the 32-byte sectors a piece intersects (TMA-F25), 0xF for PREFETCH, where a piece on the same
+    line as the command's previous one is dropped (TMA-F45). OOB rows and row ends produce no
+    piece (TMA-F23).
+    Loads, stores, reductions and prefetches of either mode share these pieces; only their op
+    differs (TMA-F39..F41).
 
     A TENSOR_LOAD's OOB bytes become ``fill`` jobs (TMA-F22): consecutive OOB dense bytes, across
     rows, are merged into one maximal run, emitted when in-bounds bytes or the end of the job
@@ -42,7 +52,6 @@ class TmaReqGen(wiring.Component):
     (``gaddr``, 16 * num_blocks bytes) split the same way (TMA-F47, F48); BLOCK_S2S is split at
     128-byte source smem rows into ``PIECE_S2S`` pieces (TMA-F49); NOPs and control ops produce
     only ``fin`` (TMA-F50). Each job ends with one ``fin`` record (tracked pieces, barrier bytes).
-    im2col jobs (part 2) are not walked: they produce only ``fin``.
 
     A job is opened before any of its output: ``open`` {seq, id} (the completion unit's slot,
     ``hw.tma.completion``) handshakes in the job's first cycle or earlier, and nothing of the job
@@ -106,7 +115,8 @@ class TmaReqGen(wiring.Component):
         run = Signal()                 # the job's first row has entered the odometer
         rows_left = Signal()           # the odometer holds a row not yet consumed
         idx = [Signal(8, name=f"i{k + 1}") for k in range(OUTER)]
-        crd = [Signal(signed(34), name=f"c{k + 1}") for k in range(OUTER)]
+        crd = [Signal(signed(POS_W), name=f"c{k + 1}") for k in range(OUTER)]
+        px = Signal(PX_W)              # im2col pixel index of the current row
         adr = [Signal(aw, name=f"a{k + 1}") for k in range(OUTER)]
         rd = Signal(sw)                # dense offset of the current row (mod 2^SMEM_AW)
         cur_v = Signal()               # split register: rest of a row's span
@@ -128,25 +138,40 @@ class TmaReqGen(wiring.Component):
         m.d.comb += jv.eq(self.job.valid & (opened | self.open.ready))
 
         # ---------------------------------------------------------------- current row (view)
-        walk = j.gen & ~j.mode                                  # tile mode (im2col: part 2)
+        walk = j.gen
+        i2c = j.mode                                           # im2col (tensor jobs only)
         first = jv & walk & ~run
+        start_a = [j.base] + [j.base_lvl[k] for k in range(OUTER - 1)]
         vi = [Mux(first, C(0, 8), idx[k]) for k in range(OUTER)]
         vc = [Mux(first, j.coord[k], crd[k]) for k in range(OUTER)]
-        va = [Mux(first, j.base, adr[k]) for k in range(OUTER)]
+        va = [Mux(first, start_a[k], adr[k]) for k in range(OUTER)]
         vrd = Mux(first, C(0, sw), rd)
+        vpx = Mux(first, C(0, PX_W), px)
         view_valid = first | (run & rows_left)
-        at_last = [vi[k] == j.last_i[k] for k in range(OUTER)]
-        row_last = Cat(*at_last).all()
+        # level ends: tile, the last visit; im2col, a spatial level whose next base position
+        # passes hi_s (pixel coordinate above wrap_at), never the n level, always the unused ones
+        at_last = []
+        for k in range(OUTER):
+            end = Signal(name=f"end{k + 1}")
+            if k < SPATIAL:
+                i2c_end = Mux(lt(k + 2, j.rank), lt(j.wrap_at[k], vc[k]), ~eqc(j.rank, k + 2))
+            else:
+                i2c_end = ~eqc(j.rank, k + 2)
+            m.d.comb += end.eq(Mux(i2c, i2c_end, vi[k] == j.last_i[k]))
+            at_last.append(end)
+        row_last = Mux(i2c, vpx == j.last_px, Cat(*at_last).all())
         row_ib = Signal()
-        m.d.comb += row_ib.eq(Cat(*(~vc[k][-1] & lt(vc[k], j.size[k]) for k in range(OUTER))).all()
-                              & j.span_bytes.any())
-        # odometer step: the lowest dimension not at its last visit advances
+        m.d.comb += row_ib.eq(Cat(*(~vc[k][-1] & lt(vc[k], j.size[k])
+                                    for k in range(OUTER))).all() & j.span_bytes.any())
+        # odometer step: the lowest level not at its end advances
         inc = [~at_last[k] & Cat(*at_last[:k], C(1, 1)).all() for k in range(OUTER)]
         sel_a, sel_step = C(0, aw), C(0, aw)
         for k in reversed(range(OUTER)):
             sel_a = Mux(inc[k], va[k], sel_a)
             sel_step = Mux(inc[k], j.step[k], sel_step)
         new_a = (sel_a + sel_step)[:aw]
+        restart = [Mux(i2c, j.restart[k], j.coord[k]) if k < SPATIAL else j.coord[k]
+                   for k in range(OUTER)]
 
         # ---------------------------------------------------------------- piece computation
         p_addr = Mux(cur_v, cur_addr, va[0])
@@ -208,20 +233,21 @@ class TmaReqGen(wiring.Component):
 
         # odometer
         with m.If(do_row):
-            m.d.sync += [run.eq(1), rows_left.eq(~row_last), rd.eq((vrd + j.row_bytes)[:sw])]
+            m.d.sync += [run.eq(1), rows_left.eq(~row_last), rd.eq((vrd + j.row_bytes)[:sw]),
+                         px.eq((vpx + 1)[:PX_W])]
             for k in range(OUTER):
                 below = at_last[k] & Cat(*inc[k + 1:], C(0, 1)).any()
                 with m.If(inc[k]):
-                    m.d.sync += [idx[k].eq((vi[k] + 1)[:8]), crd[k].eq((vc[k] + j.ts[k])[:34]),
-                                 adr[k].eq(new_a)]
+                    m.d.sync += [idx[k].eq((vi[k] + 1)[:8]),
+                                 crd[k].eq((vc[k] + j.ts[k])[:POS_W]), adr[k].eq(new_a)]
                 with m.Elif(below):
-                    m.d.sync += [idx[k].eq(0), crd[k].eq(j.coord[k]), adr[k].eq(new_a)]
+                    m.d.sync += [idx[k].eq(0), crd[k].eq(restart[k]), adr[k].eq(new_a)]
                 with m.Else():
                     m.d.sync += [idx[k].eq(vi[k]), crd[k].eq(vc[k]), adr[k].eq(va[k])]
         with m.Elif(first):
-            m.d.sync += [run.eq(1), rows_left.eq(1), rd.eq(0)]
+            m.d.sync += [run.eq(1), rows_left.eq(1), rd.eq(0), px.eq(0)]
             for k in range(OUTER):
-                m.d.sync += [idx[k].eq(0), crd[k].eq(j.coord[k]), adr[k].eq(j.base)]
+                m.d.sync += [idx[k].eq(0), crd[k].eq(j.coord[k]), adr[k].eq(start_a[k])]
 
         # fill runs
         fr = (j.smem_addr + vrd)[:sw]

@@ -1,5 +1,5 @@
 """TMA Setup: decode, validate and precompute one command per cycle (spec tma.md §2.2 Setup, §3.4,
-§4.2, §4.4, §4.5; TMA-F9..F11, F13, F15, TMA-E1, E2, E4..E6)."""
+§4.2, §4.4, §4.5, §4.6; TMA-F9..F11, F13, F15..F20, TMA-E1, E2, E4..E6)."""
 
 from amaranth import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
@@ -7,7 +7,8 @@ from amaranth.lib.wiring import In, Out
 
 from golden.tma.formats import (DESC_FIELDS, ESIZE, FLOAT_DTYPES, SEQ_W, CmdOp, ErrCode, L2Op,
                                 OobFill, cmd_fields, err_fields)
-from golden.tma.jobs import OUTER, PIECE_S2S, ROW_W, job_fields, replicate_pattern
+from golden.tma.jobs import (COORD_W, OUTER, PIECE_S2S, POS_W, PX_W, RESTART_W, ROW_W, SPATIAL,
+                             job_fields, replicate_pattern)
 from golden.tma.params import RANGES, TmaParams
 from hw.common.layout import struct_layout
 from hw.common.params import check_int, reject
@@ -42,10 +43,17 @@ class TmaSetup(wiring.Component):
     traversal strides (n[d] = ceil(box[d] / ts[d]) by reciprocal multiplication), finds the
     in-bounds interval of dimension 0 in exact 34-bit signed arithmetic (TMA-F15), forms
     ``ts[d] * tensor_stride[d-1]`` and the partial products ``coord[d] * tensor_stride[d-1]``
-    (two 32 x 20-bit products per dimension) and the OOB fill pattern. Stage 2 multiplies the
-    visit counts into the box size, evaluates rule 0x1E, sums the start address modulo
-    2^ADDR_W (TMA-F13), picks the first violated code in table order (TMA-E2) and loads the
-    ``job`` or ``err`` output register.
+    (two 32 x 20-bit products per dimension) and the OOB fill pattern. For im2col (§4.6) it
+    also unpacks the offsets (rank 3: 16 bits; 4: 2 x 8; 5: 3 x 5), forms per spatial dimension
+    the first pixel coordinate ``coord[s+1] + off_s``, the restart pixel ``lo_s + off_s``, the
+    wrap threshold ``hi_s + off_s - ts[s+1]`` (exact, 34-bit signed: TMA-F15, F17, F19, F20) and
+    the small products ``off_s * pitch_s`` and ``lo_s * pitch_s`` (at most 16 x 40 bits); the
+    image index n becomes the odometer level above the spatial ones, stepping by 1. Stage 2
+    multiplies the visit counts into the box size, evaluates rule 0x1E, sums the start address
+    modulo 2^ADDR_W (TMA-F13) and, for im2col, the start address of every odometer level
+    (``base_lvl``: levels below it at their restart positions), picks the first violated code in
+    table order (TMA-E2) and loads the ``job`` or ``err`` output register. The per-pixel walk in
+    ReqGen then needs no multiplier.
 
     A command enters in the cycle of its ``i`` transfer and its job (or error) is valid two
     cycles later. A rejected command produces exactly one ``err{id, code}`` and no job (TMA-E1);
@@ -137,9 +145,26 @@ class TmaSetup(wiring.Component):
         rc1 = reg(d.range_c[:9], "range_c", 9)
         rn1 = reg(d.range_ndhw[:11], "range_ndhw", 11)
 
-        # dimension 0: in-bounds element interval [lo0, hi0) of the row, exact (TMA-F15)
+        # im2col (§4.6): offsets, and which odometer level is spatial / the image index n
+        im2col = d.mode
+        ioff = c.im2col_off
+        r3, r4 = eqc(r, 3), eqc(r, 4)
+        offs = [Mux(r3, ioff[:16], Mux(r4, ioff[:8], ioff[:5])),      # w: 16 / 8 / 5 bits
+                Mux(r4, ioff[8:16], ioff[5:10]),                      # h: 8 / 5 bits
+                ioff[10:15]]                                          # d: 5 bits (bit 15 ignored)
+        # corners as used by the products: rank 3 16 bits, rank 4 8 bits, rank 5 5 bits (rule
+        # 0x19 holds for every accepted command, so the narrower views are exact)
+        lo_narrow = [d.base_corner[0], d.base_corner[1][:8].as_signed(),
+                     d.base_corner[2][:5].as_signed()]
+        sp = [im2col & lt(k + 2, r) for k in range(OUTER)]            # level k is spatial
+        nlev = [im2col & eqc(r, k + 2) for k in range(OUTER)]         # level k is n
+        sp1 = reg(Cat(*sp[:SPATIAL]), "spatial", SPATIAL)
+        lastpx1 = reg((d.range_ndhw - 1)[:PX_W], "last_px", PX_W)
+
+        # dimension 0 (tile) / channels (im2col): in-bounds element interval [lo0, hi0) of the
+        # row, exact (TMA-F15)
         co0 = c.coord[0]
-        n0 = d.box_size[0][:9]
+        n0 = Mux(im2col, d.range_c[:9], d.box_size[0][:9])
         neg0 = co0[-1]
         lo0 = Mux(neg0, 0 - co0, 0)                        # max(0, -coord[0])
         rem0 = d.tensor_size[0] - co0                      # signed(34), exact
@@ -156,8 +181,10 @@ class TmaSetup(wiring.Component):
         row1 = reg(shl_small(n0, es, 3, ROW_W), "row_bytes", ROW_W)
         a0off1 = reg(shl_small(Mux(neg0, 0, co0[:31]), es, 3, 34), "a0off", 34)
 
-        # dimensions 1..4: visit counts, strides, partial products of the start address
+        # dimensions 1..4 (odometer levels 0..3): visit counts, strides, partial products of the
+        # start address; im2col: pixel coordinates, restart and wrap values, offset products
         nd1, ts1, co1, sz1, step1, pplo1, pphi1 = [], [], [], [], [], [], []
+        rst1, wrap1, opp1, lpp1 = [], [], [], []
         for k in range(OUTER):
             dim = k + 1
             used = lt(dim, r)
@@ -168,13 +195,24 @@ class TmaSetup(wiring.Component):
                 n = Mux(eqc(t, tv), (((b + (tv - 1)) * recip) >> _RECIP_K)[:9], n)
             cd = Mux(used, c.coord[dim], 0)
             pitch = d.tensor_stride[k]
+            t_lvl = Mux(nlev[k], 1, t)                      # n steps by 1 (ts[rank-1] unused)
             nd1.append(reg(Mux(used, n, 1), f"n{dim}", 9))
-            ts1.append(reg(Mux(used, t, 1), f"ts{dim}", 4))
-            co1.append(reg(cd, f"coord{dim}", signed(32)))
+            ts1.append(reg(Mux(used, t_lvl, 1), f"ts{dim}", 4))
             sz1.append(reg(Mux(used, d.tensor_size[dim], 1), f"size{dim}", 32))
-            step1.append(reg(Mux(used, (t * pitch)[:aw], 0), f"step{dim}", aw))
+            step1.append(reg(Mux(used, (t_lvl * pitch)[:aw], 0), f"step{dim}", aw))
             pplo1.append(reg(cd * pitch[:20], f"pplo{dim}", signed(52)))
             pphi1.append(reg(cd * pitch[20:40], f"pphi{dim}", signed(52)))
+            if k < SPATIAL:
+                o = Mux(sp[k], offs[k], 0)
+                co1.append(reg(cd + o, f"coord{dim}", signed(COORD_W)))
+                rst1.append(reg(Mux(sp[k], d.base_corner[k] + offs[k], 0), f"restart{k}",
+                                signed(RESTART_W)))
+                hi_w = d.tensor_size[dim] - 1 + d.far_corner[k] + offs[k] - t
+                wrap1.append(reg(Mux(sp[k], hi_w, 0), f"wrap{k}", signed(POS_W)))
+                opp1.append(reg(o * pitch[:40], f"opp{k}", aw))
+                lpp1.append(reg(Mux(sp[k], lo_narrow[k] * pitch[:40], 0), f"lpp{k}", aw))
+            else:
+                co1.append(reg(cd, f"coord{dim}", signed(COORD_W)))
 
         # OOB fill pattern (§4.8), replicated over 8 bytes
         oc = d.oob_const
@@ -207,9 +245,22 @@ class TmaSetup(wiring.Component):
         bits[ErrCode.E_SMEM_RANGE] = bits[ErrCode.E_SMEM_RANGE] | (
             tensor_fp & footprint_violation(box_bytes, swz1, cmd1["smem_addr"], sw))
         code = first_code(bits)
-        base_t = (ga1 + a0off1)[:aw]
-        for lo, hi in zip(pplo1, pphi1):
-            base_t = (base_t + lo + Cat(C(0, 20), hi))[:aw]
+        # start address (TMA-F13): global_address + channel/element 0 + sum of coord * pitch
+        # (+ sum of off_s * pitch_s in im2col), modulo 2^ADDR_W. (Sums stay unnamed: a name on
+        # the ADDR_W-bit slice of a wider sum would be an unread alias in the Verilog.)
+        prods = [(lo + Cat(C(0, 20), hi))[:aw] for lo, hi in zip(pplo1, pphi1)]
+        base_t = ga1 + a0off1
+        for term in prods + opp1:
+            base_t = (base_t + term)[:aw]
+        # im2col odometer level starts: base_lvl[k] = base + sum_{s<=k spatial} (lo_s - pos_s) *
+        # pitch_s; one named multiplexer per level
+        lvl = []
+        prev = base_t
+        for k in range(OUTER - 1):
+            cur = Signal(aw, name=f"s2_base_lvl{k + 1}")
+            m.d.comb += cur.eq(Mux(sp1[k], (prev + lpp1[k] - prods[k])[:aw], prev))
+            lvl.append(cur)
+            prev = cur
 
         j = Signal(self.job_layout)
         m.d.comb += [
@@ -232,9 +283,17 @@ class TmaSetup(wiring.Component):
             j.mbar.eq(cmd1["mbar_addr"]),
             j.pattern.eq(Mux(tensor, pat1, 0)),
         ]
+        tile_t = tensor & ~mode1
+        i2c_t = tensor & mode1
+        m.d.comb += j.last_px.eq(Mux(i2c_t, lastpx1, 0))
+        for k in range(OUTER - 1):
+            m.d.comb += j.base_lvl[k].eq(Mux(tensor, lvl[k], 0))
+        for k in range(SPATIAL):
+            m.d.comb += [j.restart[k].eq(Mux(i2c_t, rst1[k], 0)),
+                         j.wrap_at[k].eq(Mux(i2c_t, wrap1[k], 0))]
         for k in range(OUTER):
             m.d.comb += [
-                j.last_i[k].eq(Mux(tensor, (nd1[k] - 1)[:8], 0)),
+                j.last_i[k].eq(Mux(tile_t, (nd1[k] - 1)[:8], 0)),
                 j.ts[k].eq(Mux(tensor, ts1[k], 1)),
                 j.coord[k].eq(Mux(tensor, co1[k], 0)),
                 j.size[k].eq(Mux(tensor, sz1[k], 1)),

@@ -3,11 +3,13 @@ TMA-F39, F48, F49).
 
 Two kinds of piece come in (``golden.tma.jobs.piece_fields``):
 
-- WRITE and RED_* pieces (BLOCK_S2G, BLOCK_RED; TENSOR_STORE / TENSOR_RED in part 2): the
-  ``nbytes`` source bytes start at CTA-relative smem address ``dst`` of CTA ``cta`` and go to line
-  lanes ``[lane, lane + nbytes)``. They span one or two smem rows. The path reads them, aligns
-  them to their lanes and hands a tracker request (``hw.tma.tracker.track_fields``) with
-  ``data`` (zero outside the piece) and ``be`` to the tracker.
+- WRITE and RED_* pieces (BLOCK_S2G, BLOCK_RED, TENSOR_STORE, TENSOR_RED): the ``nbytes``
+  source bytes start at CTA-relative smem address ``dst`` (before swizzle) of CTA ``cta`` and go
+  to line lanes ``[lane, lane + nbytes)``. They span one or two smem rows. The path reads them,
+  puts each row back into dense order when the piece is swizzled (the chunks a load with the same
+  descriptor would have moved: TMA-F32; the swizzle keeps bytes in their row), aligns them to
+  their lanes and hands a tracker request (``hw.tma.tracker.track_fields``) with ``data`` (zero
+  outside the piece) and ``be`` to the tracker.
 - ``PIECE_S2S`` pieces (BLOCK_S2S): ``line`` is the source smem row, ``lane`` the first source
   byte in it (pieces are cut at source rows, so one read each). The row goes out unchanged as a
   writer record (``hw.tma.tracker.line_fields``), exactly like a READ response: the writer
@@ -38,6 +40,7 @@ from hw.common.layout import struct_layout
 from hw.common.lintops import eq_const
 from hw.common.regfifo import RegFifo
 from hw.tma.lanes import LANE_W, gt_const, range_mask, rotate_left_bytes
+from hw.tma.swizzle import RowSwizzle
 from hw.tma.tracker import check_params, line_fields, track_fields
 from hw.tma.validate import eqc
 
@@ -155,8 +158,14 @@ class TmaStorePath(wiring.Component):
             resp.ready.eq(pend.r_rdy & need_resp & (out_free | ~final)),
             pend.r_en.eq(emit),
         ]
+        # the response row in dense order: it is the head's first row unless that one was
+        # reused or has arrived already
+        m.submodules.unswizzle = unswz = RowSwizzle(p.SWZ_TABLE, unswizzle=True, with_be=False)
+        rdata = unswz.o_data
+        m.d.comb += [unswz.data.eq(resp.payload.data), unswz.mode.eq(h.swizzle),
+                     unswz.row.eq((h.dst[7:10] + (h.reuse | have0))[:3])]
         with m.If(resp.valid & resp.ready):
-            m.d.sync += prev.eq(resp.payload.data)
+            m.d.sync += prev.eq(rdata)
             with m.If(~final):
                 m.d.sync += have0.eq(1)
         with m.If(emit):
@@ -165,9 +174,9 @@ class TmaStorePath(wiring.Component):
         # a WRITE piece's bytes: row0[off..] then row1[..], rotated so that byte off lands on
         # ``lane``: pre[k] = row0[k] for k >= off, row1[k] below; out = pre rotated by lane - off
         off = h.dst[:LANE_W]
-        row0 = Mux(h.reuse | have0, prev, resp.payload.data)
+        row0 = Mux(h.reuse | have0, prev, rdata)
         pre = Signal(DATA_W)
-        m.d.comb += [pre.word_select(k, 8).eq(Mux(gt_const(off, k), resp.payload.data.word_select(k, 8),
+        m.d.comb += [pre.word_select(k, 8).eq(Mux(gt_const(off, k), rdata.word_select(k, 8),
                                                   row0.word_select(k, 8)))
                      for k in range(BE_W)]
         rotated = rotate_left_bytes(m, pre, (h.lane - off)[:LANE_W], "st_rot")

@@ -103,16 +103,22 @@ class SwizzleMap(wiring.Component):
 
 
 class RowSwizzle(wiring.Component):
-    """Moves the 16-byte chunks of one 128-byte smem beat to their swizzled slots.
+    """Moves the 16-byte chunks of one 128-byte smem beat to their swizzled slots, or back.
 
     Chunk k of ``data``/``be`` (lanes 16k..16k+15, unswizzled positions) appears in slot
     ``SWZ_TABLE[mode][row][k]`` of ``o_data``/``o_be``; for mode NONE the beat passes through.
-    Each output slot is an 8-way multiplexer selected by the inverted table row.
+    Each output slot is an 8-way multiplexer selected by the inverted table row. With
+    ``unswizzle`` the map is inverted: output chunk k is input slot ``SWZ_TABLE[mode][row][k]``
+    (a swizzled smem row read back into dense order, for stores: TMA-F32).
 
     Parameters
     ----------
     swz_table : mapping, optional
         ``SWZ_TABLE`` (TMA-C8), as for :class:`SwizzleMap`.
+    unswizzle : bool
+        Invert the map (default False).
+    with_be : bool
+        Build the ``be`` / ``o_be`` ports (default True; a store's read rows have none).
 
     Members
     -------
@@ -130,21 +136,26 @@ class RowSwizzle(wiring.Component):
         Swizzled lane enables.
     """
 
-    def __init__(self, swz_table=None):
+    def __init__(self, swz_table=None, unswizzle=False, with_be=True):
         self.table = checked_table(self, swz_table)
-        super().__init__({"row": In(3), "mode": In(2), "data": In(DATA_W), "be": In(BE_W),
-                          "o_data": Out(DATA_W), "o_be": Out(BE_W)})
+        self.unswizzle = bool(unswizzle)
+        self.with_be = bool(with_be)
+        ports = {"row": In(3), "mode": In(2), "data": In(DATA_W), "o_data": Out(DATA_W)}
+        if self.with_be:
+            ports.update(be=In(BE_W), o_be=Out(BE_W))
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
-        src = _select_word(m, table_words(self.table, inverse=True), self.mode, self.row, "src")
+        words = table_words(self.table, inverse=not self.unswizzle)
+        src = _select_word(m, words, self.mode, self.row, "src")
         for s in range(_CHUNKS):
             with m.Switch(src.word_select(s, 3)):
                 for k in range(_CHUNKS):
                     with m.Case(k):
-                        m.d.comb += [
-                            self.o_data.word_select(s, 8 * CHUNK).eq(
-                                self.data.word_select(k, 8 * CHUNK)),
-                            self.o_be.word_select(s, CHUNK).eq(self.be.word_select(k, CHUNK)),
-                        ]
+                        m.d.comb += self.o_data.word_select(s, 8 * CHUNK).eq(
+                            self.data.word_select(k, 8 * CHUNK))
+                        if self.with_be:
+                            m.d.comb += self.o_be.word_select(s, CHUNK).eq(
+                                self.be.word_select(k, CHUNK))
         return m

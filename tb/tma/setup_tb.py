@@ -1,5 +1,5 @@
 """cocotb testbench of ``hw.tma.setup.TmaSetup`` against the golden ``validate`` and
-``golden.tma.jobs.golden_job`` (spec tma.md §3.4, §4.2, §4.4, §4.5).
+``golden.tma.jobs.golden_job`` (spec tma.md §3.4, §4.2, §4.4, §4.5, §4.6).
 
 The DUT is the bare ``TmaSetup`` (ports ``i``, ``job``, ``err``). ``i`` is driven with random
 valid gaps, ``job`` and ``err`` see random back-pressure (bursty, so the err register stays full
@@ -13,7 +13,8 @@ dimensions at or above the rank (TMA-E6); the golden model decodes the same byte
 
 Testcases: ``error_vectors`` (TMA-GV74..GV106 and the variants of their rows, each followed by the
 valid base command), ``random_commands`` (legal random tile, im2col, block and control commands
-mixed with single-field mutations of them that hit every rule).
+mixed with single-field mutations of them that hit every rule), ``im2col_jobs`` (the §5 im2col
+vectors and random im2col commands of every tensor op: the im2col job fields of §4.6).
 
 The stimulus helpers here (random legal commands, mutations, packing) are shared with
 ``tb.tma.reqgen_tb``.
@@ -28,9 +29,10 @@ from golden.tma.formats import (DESC_FIELDS, ESIZE, FLOAT_DTYPES, RED_OK, CmdOp,
                                 Interleave, Mode, OobFill, Swizzle, TmaCmd, TmaDesc, cmd_fields,
                                 err_fields)
 from golden.tma.geometry import footprint
+from golden.tma.im2col import OFFSET_BITS, pack_offsets, unpack_offsets
 from golden.tma.jobs import golden_job, job_fields, job_key
 from golden.tma.params import TmaParams
-from golden.tma.validate import validate
+from golden.tma.validate import IM2COL_CORNER_LIMIT, validate
 from golden.tma import vectors as V
 from tb.common import env
 from tb.common.clock import reset, start_clock
@@ -195,34 +197,148 @@ def random_tile(rng, p, op=None, max_rows=40, max_row_pieces=None):
     raise RuntimeError("no legal random tile command found")
 
 
-def random_im2col(rng, p):
-    """A random legal im2col command (validated and turned into a job by Setup; walked in part 2)."""
+def _im2col_spatial(rng, lim, huge):
+    """(size, base corner, far corner, start coordinate) of one im2col spatial dimension, or
+    None: mostly small sizes (so walks wrap and cross images), sometimes sizes near 2^31..2^32 - 1
+    with starts near 2^31 (TMA-F15); corners at the rank's limits now and then; starts anywhere
+    in [lo, hi] (off the stride grid as often as on it), at lo, or near the top."""
+    if huge:
+        size = rng.choice([0xFFFFFFFF, 2 ** 31 + rng.randrange(1000), 2 ** 31 - 1])
+    else:
+        size = rng.randint(1, 12) if rng.random() < 0.8 else rng.randint(1, 300)
+    x = rng.random()
+    if x < 0.06:
+        base, far = rng.choice([-lim, lim - 1]), rng.choice([-lim, lim - 1])
+    elif x < 0.4:
+        base = rng.randint(-min(lim, 4), min(lim - 1, 3))
+        far = rng.randint(-min(lim, 4), min(lim - 1, 3))
+    else:
+        base, far = rng.randint(-2, 0), rng.randint(-2, 1)
+    lo, hi = base, size - 1 + far
+    hi32 = min(hi, 2 ** 31 - 1)
+    if size - base + far < 1 or lo > hi32:
+        return None
+    x = rng.random()
+    if x < 0.1 or (huge and x < 0.7):
+        start = hi32 - rng.randrange(min(20, hi32 - lo + 1))
+    elif x < 0.25:
+        start = lo
+    else:
+        start = rng.randint(lo, min(hi32, lo + 40))
+    return size, base, far, start
+
+
+def random_im2col(rng, p, op=None, max_px=1024, max_pieces=3000):
+    """A random legal im2col tensor command (TENSOR_LOAD unless ``op``; TENSOR_STORE, TENSOR_RED
+    and TENSOR_PREFETCH take the same pieces) with its descriptor: rank 3..5, every dtype and
+    swizzle, ``range_c`` of 1..2048 bytes with channel ranges partly or wholly outside the tensor
+    (``coord[0]`` negative, beyond ``tensor_size[0]``, near +-2^31), small spatial grids (so the
+    walk restarts at lo, off the stride grid, and crosses into the next, possibly OOB, image;
+    n negative or beyond N), traversal strides 1..8, negative corners (at the rank's limits now
+    and then), random packed offsets (bit 15 garbage at rank 5), sizes up to 2^32 - 1 with
+    pixels beyond 2^31, strides of 0 or up to 2^40, and global addresses near 2^ADDR_W (spans
+    that wrap, TMA-GV107). At most ``max_px`` pixels and about ``max_pieces`` pieces."""
     for _ in range(1000):
+        o = CmdOp.TENSOR_LOAD if op is None else op
         r = rng.randint(3, 5)
-        lim = {3: 2 ** 15, 4: 2 ** 7, 5: 2 ** 4}[r]
+        S = r - 2
+        lim = IM2COL_CORNER_LIMIT[r]
         dtype = rng.choice(list(DType))
+        if o == CmdOp.TENSOR_RED:
+            red_op, dtype = rng.choice(sorted(RED_OK))
+        else:
+            red_op = rng.randrange(8)
         es = ESIZE[dtype]
-        range_c = (16 // es) * rng.randint(1, 256 // (16 // es))
-        size = [rng.randint(1, 300)] + [rng.randint(1, 40) for _ in range(r - 1)]
-        base = [rng.randint(-min(lim, 5), min(lim - 1, 5)) for _ in range(r - 2)]
-        far = [rng.randint(-min(lim, 5), min(lim - 1, 5)) for _ in range(r - 2)]
-        if any(size[s + 1] - base[s] + far[s] < 1 for s in range(r - 2)):
+        unit = 16 // es
+        range_c = unit * _pick_small(rng, 256 // unit, 4)
+        inner = range_c * es
+        swizzle = rng.choice([s for s in Swizzle
+                              if s == Swizzle.NONE or inner <= 32 << (int(s) - 1)])
+        # channels
+        if rng.random() < 0.08:
+            csize = rng.choice([0xFFFFFFFF, 2 ** 31 + rng.randrange(1000)])
+        else:
+            csize = rng.randint(1, 3 * range_c + 2)
+        x = rng.random()
+        if x < 0.05:
+            c0 = rng.choice([-2 ** 31, 2 ** 31 - 1 - rng.randrange(300)])
+        elif x < 0.1 and csize > 2 ** 31:
+            c0 = 2 ** 31 - 1 - rng.randrange(300)
+        elif x < 0.35:
+            c0 = rng.randint(-range_c - 3, min(csize, 2 ** 20) + 2)
+        else:
+            c0 = rng.randint(max(-3, -range_c), max(0, min(csize - range_c, 2 ** 20)) + 3)
+        huge = rng.random() < 0.1
+        dims = [_im2col_spatial(rng, lim, huge and rng.random() < 0.7) for _ in range(S)]
+        if None in dims:
             continue
-        coord = [rng.randint(-5, 300)] + [rng.randint(base[s], size[s + 1] - 1 + far[s])
-                                          for s in range(r - 2)] + [rng.randint(-3, 50)]
-        d = TmaDesc.make(global_address=rng.randrange(0, 2 ** 40, 16), rank=r, mode=Mode.IM2COL,
-                         dtype=dtype, tensor_size=size,
-                         tensor_stride=[16 * rng.randint(1, 1000) for _ in range(r - 1)],
-                         traversal_stride=[rng.randint(1, 8) for _ in range(r)],
-                         range_c=range_c, range_ndhw=rng.randint(1, 1024), base_corner=base,
-                         far_corner=far, oob_fill=rng.choice([0, 1]))
+        # images
+        nsize = rng.choice([0xFFFFFFFF, 2 ** 31 + 5]) if huge else rng.randint(1, 6)
+        x = rng.random()
+        if x < 0.05:
+            n = rng.choice([-2 ** 31, 2 ** 31 - 1 - rng.randrange(3)])
+        else:
+            n = rng.randint(-1, min(nsize, 2 ** 31 - 1)) if x < 0.4 else \
+                rng.randint(0, min(nsize, 2 ** 31) - 1)
+        size = [csize] + [dm[0] for dm in dims] + [nsize]
+        # strides: packed, padded, 0 or anything below 2^40
+        stride = []
+        for k in range(r - 1):
+            x = rng.random()
+            if x < 0.08:
+                stride.append(0)
+            elif x < 0.18:
+                stride.append(rng.randrange(1, 2 ** 40 // 16) * 16)
+            else:
+                need = min(size[0], 4096) * es if k == 0 else stride[-1] * min(size[k], 64)
+                stride.append(min(2 ** 40 - 16,
+                                  -(-max(need, 1) // 16) * 16 + 16 * rng.randrange(3)))
+        x = rng.random()
+        if x < 0.3:
+            off = 0
+        elif x < 0.4:
+            off = rng.getrandbits(16)
+        else:
+            off = pack_offsets([rng.randrange(min(4, 1 << b)) for b in OFFSET_BITS[r]], r) \
+                | (rng.getrandbits(1) << 15 if r == 5 else 0)
+        x = rng.random()
+        if x < 0.15:
+            # the first pixel's span just below 2^ADDR_W: it (or a later one) wraps to 0
+            offv = unpack_offsets(off, r)
+            first = (sum((dims[s][3] + offv[s]) * stride[s] for s in range(S))
+                     + n * stride[r - 2] + max(c0, 0) * es)
+            ga = (2 ** p.ADDR_W - first - 16 * rng.randint(0, inner // 16)) % 2 ** p.ADDR_W
+            ga -= ga % 16
+        else:
+            ga = rng.randrange(0, 2 ** min(p.ADDR_W, 48), 16)
+        ts = [rng.randint(1, 8) for _ in range(r)]
+        if rng.random() < 0.4:
+            ts[1:r - 1] = [1] * S
+        npx = _pick_small(rng, max_px, 48)
+        if npx * (inner // 128 + 2) > max_pieces:
+            npx = max(1, max_pieces // (inner // 128 + 2))
+        fills = [OobFill.ZERO, OobFill.CONST] + ([OobFill.NAN] if dtype in FLOAT_DTYPES else [])
+        d = TmaDesc.make(global_address=ga, rank=r, mode=Mode.IM2COL, dtype=dtype,
+                         tensor_size=size, tensor_stride=stride, traversal_stride=ts,
+                         range_c=range_c, range_ndhw=npx, base_corner=[dm[1] for dm in dims],
+                         far_corner=[dm[2] for dm in dims], swizzle=swizzle,
+                         oob_fill=rng.choice(fills), oob_const=rng.getrandbits(64))
         fp = footprint(d)
         if fp > p.SMEM_SIZE:
             continue
-        cmd = TmaCmd(id=rng.getrandbits(p.ID_W), op=CmdOp.TENSOR_LOAD, mode=Mode.IM2COL, rank=r,
-                     desc_addr=rng.randrange(0, 2 ** 20, 128), coord=coord,
-                     im2col_off=rng.getrandbits(16), smem_addr=rng.randrange(0, p.SMEM_SIZE - fp + 1, 128),
-                     mbar_addr=rng.randrange(0, p.SMEM_SIZE, 8), cta_id=rng.randrange(16))
+        al = 1024 if swizzle != Swizzle.NONE else 128
+        mcast = int(o == CmdOp.TENSOR_LOAD and rng.random() < 0.2)
+        coord = [c0] + [dm[3] for dm in dims] + [n]
+        cmd = TmaCmd(id=rng.getrandbits(p.ID_W), op=o, mode=Mode.IM2COL, rank=r, red_op=red_op,
+                     dtype=rng.randrange(16),
+                     desc_addr=rng.randrange(0, 2 ** min(p.ADDR_W, 40), 128),
+                     coord=coord, im2col_off=off, gaddr=rng.getrandbits(p.ADDR_W),
+                     num_blocks=rng.getrandbits(p.NB_W),
+                     smem_addr=rng.randrange(0, p.SMEM_SIZE - fp + 1, al),
+                     smem_dst=rng.getrandbits(p.SMEM_AW),
+                     mbar_addr=rng.randrange(0, p.SMEM_SIZE, 8), cta_id=rng.randrange(16),
+                     mcast=mcast,
+                     cta_mask=rng.randrange(1, 2 ** 16) if mcast else rng.getrandbits(16))
         case = Case(cmd, desc_word(d, rng), "im2col")
         if case.code(p) == 0:
             return case
@@ -478,3 +594,35 @@ async def random_commands(dut):
     dut._log.info("codes seen: %s", {f"{k:#04x}": v for k, v in sorted(codes.items())})
     missing = [k for k in range(0x21) if k not in codes]
     assert not missing, f"codes never exercised: {missing}"
+
+
+@cocotb.test()
+async def im2col_jobs(dut):
+    """im2col jobs (§4.6): the §5 im2col vectors and random legal im2col commands of every tensor
+    op, rank 3..5, with mutations; every job field bit-exact with ``golden_job``."""
+    p = params_from_env()
+    rng = random.Random(env.seed() * 11 + 2)
+    dut._log.info("seed %d", env.seed())
+    await _start(dut)
+    bench = SetupBench(dut, p)
+    for key, v in V.IM2COL.items():
+        desc = V.fig8_desc(v["tensor"], mode=Mode.IM2COL, range_c=v["range_c"],
+                           range_ndhw=v["range_ndhw"], base_corner=v["base"], far_corner=v["far"],
+                           traversal_stride=(1,) + tuple(v["ts"]) + (1,))
+        cmd = TmaCmd(**V.fig8_cmd(mode=Mode.IM2COL, coord=v["coord"], im2col_off=v["off"]))
+        cmd = cmd.replace(mbar_addr=cmd.mbar_addr % p.SMEM_SIZE)
+        case = Case(cmd, desc_word(TmaDesc.make(**desc), rng), key)
+        if case.code(p) == 0:
+            bench.send(case)
+    ops = [CmdOp.TENSOR_LOAD, CmdOp.TENSOR_STORE, CmdOp.TENSOR_RED, CmdOp.TENSOR_PREFETCH]
+    ranks = {}
+    for k in range(1500):
+        if rng.random() < 0.15:
+            case = mutate(random_im2col(rng, p), rng, p)
+        else:
+            case = random_im2col(rng, p, op=rng.choice(ops))
+            ranks[case.desc.rank] = ranks.get(case.desc.rank, 0) + 1
+        bench.send(case)
+    await bench.finish()
+    dut._log.info("im2col jobs by rank %s; %d jobs, %d errors", dict(sorted(ranks.items())),
+                  bench.jobs.matched, bench.errs.matched)

@@ -5,7 +5,8 @@ The test top ``TmaFrontTop`` chains the two modules and brings the job stream be
 a passive tap. Two builds: default parameters, and ADDR_W = 40 with SMEM_AW = 11, ID_W = 3,
 NB_W = 6 (TMA-GV107, narrow fields). The testbench (tb/tma/reqgen_tb.py) compares every job,
 piece, fill run, fin record and error bit-exactly with ``golden.tma.jobs`` in order, with random
-input gaps, random back-pressure on every output and protocol checkers on every stream.
+input gaps, random back-pressure on every output and protocol checkers on every stream: tile
+and im2col commands (§4.5, §4.6), block and control ops.
 """
 
 import json
@@ -94,6 +95,36 @@ def test_front_golden_vectors_addr40(seed):
     _run("narrow", seed, "golden_vectors")
 
 
+I2C_GV = [f"TMA-GV{n}" for n in (3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 18, 19, 20, 22)]
+
+
+@pytest.mark.req("TMA-F13", "TMA-F15", "TMA-F16", "TMA-F17", "TMA-F18", "TMA-F19", "TMA-F20",
+                 "TMA-F21", "TMA-F22", "TMA-F23", "TMA-F24", "TMA-F25", "TMA-F26", "TMA-F45",
+                 "TMA-V16", *I2C_GV)
+def test_front_im2col_vectors(seed):
+    """§5 im2col vectors (as load, store, reduction, prefetch), edge cases past 2^31 and across
+    2^64, a rank-5 walk carrying into n, BM-I2C: jobs, pieces, fills and fin bit-exact."""
+    _run("default", seed, "im2col_vectors")
+
+
+@pytest.mark.req("TMA-F15", "TMA-F24", "TMA-F26", "TMA-F19", *I2C_GV)
+def test_front_im2col_vectors_addr40(seed):
+    """The same on ADDR_W = 40, SMEM_AW = 11 (the vectors that fit 2 KiB; a pixel span
+    crossing 2^40)."""
+    _run("narrow", seed, "im2col_vectors")
+
+
+@pytest.mark.req("TMA-F13", "TMA-F15", "TMA-F16", "TMA-F17", "TMA-F18", "TMA-F19", "TMA-F20",
+                 "TMA-F21", "TMA-F22", "TMA-F23", "TMA-F24", "TMA-F25", "TMA-F26", "TMA-F45",
+                 "TMA-E1", "TMA-E4")
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_front_random_im2col(build, seed):
+    """Random im2col loads, stores, reductions and prefetches of rank 3..5 (ts 1..8, off-grid
+    starts, n-crossing, partly OOB channels, negative corners, every dtype, offsets) mixed with
+    tile, block and rejected commands, gaps and back-pressure: bit-exact with golden, in order."""
+    _run(build, seed, "random_im2col")
+
+
 @pytest.mark.req("TMA-F12", "TMA-F13", "TMA-F14", "TMA-F15", "TMA-F22", "TMA-F23",
                  "TMA-F24", "TMA-F25", "TMA-F26", "TMA-F45", "TMA-F46", "TMA-F47",
                  "TMA-F48", "TMA-F50", "TMA-F51", "TMA-E1", "TMA-E4")
@@ -106,13 +137,15 @@ def test_front_random(build, seed):
 
 @pytest.mark.req("TMA-F11")
 def test_front_throughput(seed, tmp_path):
-    """BM-TILE / BM-TILE8 pieces per cycle, BM-8D window, first-piece latency (always ready)."""
+    """BM-TILE / BM-TILE8 / BM-I2C pieces per cycle, BM-8D window, first-piece latency (always
+    ready); BM-I2C at least 0.9 x the BM-TILE rate on the front end."""
     out = tmp_path / "perf.json"
     _run("default", seed, "throughput", env={"GPUBLOCKS_RESULT": str(out)})
     figures = json.loads(out.read_text())
     print(json.dumps(figures, indent=1))
     assert figures["bm_tile"]["rate"] >= 0.98
     assert figures["bm_tile8"]["rate"] >= 0.98
+    assert figures["bm_i2c"]["vs_tile"] >= 0.9
 
 
 @pytest.mark.parametrize("cls,kwargs", [

@@ -1,10 +1,11 @@
 """RTL regression of ``TmaSetup`` (hw/tma/setup.py, hw/tma/validate.py) on Verilator.
 
 The bare TmaSetup is the top. The testbench (tb/tma/setup_tb.py) checks every error vector
-TMA-GV74..GV106 (exact code, no job, the valid base command after it gets its job) and random
-legal and mutated commands of every op: the first violated code in table order, or the job
-bit-exact with ``golden.tma.jobs.golden_job``; descriptors carry random garbage in reserved bits
-and in the fields of unused dimensions; ``job`` and ``err`` see bursty random back-pressure.
+TMA-GV74..GV106 (exact code, no job, the valid base command after it gets its job), random
+legal and mutated commands of every op and random im2col commands: the first violated code in
+table order, or the job bit-exact with ``golden.tma.jobs.golden_job``; descriptors carry random
+garbage in reserved bits and in the fields of unused dimensions; ``job`` and ``err`` see bursty
+random back-pressure.
 """
 
 import pytest
@@ -18,7 +19,7 @@ TB = "tb.tma.setup_tb"
 
 BLOCK = Block(
     name="tma_setup", kind="test", summary="TmaSetup (decode, validate, precompute)",
-    spec="tma.md §3.4, §4.2, §4.4, §4.5", top=TmaSetup,
+    spec="tma.md §3.4, §4.2, §4.4, §4.5, §4.6", top=TmaSetup,
     params=(Param("addr_w", 64, "40..64", "ADDR_W"), Param("smem_aw", 18, "11..24", "SMEM_AW"),
             Param("id_w", 8, "1..16", "ID_W"), Param("nb_w", 20, "1..28", "NB_W")),
 )
@@ -42,6 +43,15 @@ def test_setup_error_vectors(seed):
 def test_setup_random_commands(seed):
     """Random legal and single-field-mutated commands: codes and jobs bit-exact with golden."""
     _run(seed, "random_commands")
+
+
+@pytest.mark.req("TMA-F9", "TMA-F15", "TMA-F16", "TMA-F17", "TMA-F18", "TMA-F19", "TMA-F20",
+                 "TMA-E6")
+def test_setup_im2col_jobs(seed):
+    """The §5 im2col vectors and random im2col commands (rank 3..5, every tensor op, offsets,
+    negative corners, off-grid starts, sizes and coordinates past 2^31): every job field
+    (pixel coordinates, restart and wrap values, level start addresses) bit-exact with golden."""
+    _run(seed, "im2col_jobs")
 
 
 @pytest.mark.parametrize("kwargs", [
