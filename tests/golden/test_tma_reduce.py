@@ -399,7 +399,6 @@ def test_red_line_partial_element_writes_enabled_bytes():
     assert out[:4] == bytes([old[0], full[1], full[2], old[3]]) and out[4:] == old[4:]
 
 
-@pytest.mark.req("TMA-E1")
 def test_pairs_outside_red_ok_are_rejected():
     for op in RedOp:
         for dt in DType:
