@@ -31,7 +31,7 @@ from collections import Counter
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from golden.tma.formats import (DESC_BYTES, LINE, N_CTA, SmemBeat, CmdOp, L2Op, Mode, TmaCmd,
+from golden.tma.formats import (DESC_BYTES, LINE, N_CTA, SmemBeat, CmdOp, L2Op, TmaCmd,
                                 cmd_fields, desc_rd_req_fields, desc_rd_resp_fields, done_fields,
                                 err_fields, l2_req_fields, mbar_fields, smem_rd_req_fields,
                                 smem_rd_resp_fields, smem_wr_fields)
@@ -45,16 +45,14 @@ from tb.common.memory import MemoryModel, SparseMemory
 from tb.common.protocol import StreamProtocolChecker
 from tb.common.stream import StreamDriver, StreamMonitor, read_int, sim_cycle
 from golden.tma import vectors as V
-from tb.tma.reqgen_tb import directed_cases
-from tb.tma.setup_tb import Case, mutate, random_block, random_control, random_tile
+from tb.tma.reqgen_tb import directed_cases, im2col_cases
+from tb.tma.setup_tb import Case, mutate, random_block, random_control, random_im2col, random_tile
 from tb.tma.tracker_tb import L2Memory
 
-__all__ = ["TopBench", "top_params", "part1_case"]
+__all__ = ["TopBench", "top_params"]
 
 STREAMS = ("cmd", "desc_rd_req", "desc_rd_resp", "l2_req", "l2_resp", "smem_wr", "smem_rd_req",
            "smem_rd_resp", "mbar", "err", "done")
-PART1_OPS = (CmdOp.TENSOR_LOAD, CmdOp.BLOCK_G2S, CmdOp.BLOCK_S2G, CmdOp.BLOCK_S2S,
-             CmdOp.WAIT_ALL, CmdOp.DESC_INVAL)
 WRITE_PATH = frozenset({L2Op.WRITE} | {L2Op(8 + k) for k in range(8)})
 DESC_BASE = 0xFFF0_0000            # descriptors live in their own region (below 2^40)
 
@@ -64,14 +62,6 @@ def top_params():
     return TmaParams.of_build(env.params())
 
 
-def part1_case(case, p):
-    """True when the golden model executes ``case`` (part 1): rejected commands of any op, and
-    accepted tile loads, block G2S/S2G/S2S (NOPs included), WAIT_ALL and DESC_INVAL."""
-    if case.code(p):
-        return True
-    if case.cmd.op not in PART1_OPS:
-        return False
-    return case.cmd.op != CmdOp.TENSOR_LOAD or case.desc.mode == Mode.TILE
 
 
 def _rows(cmd_res, p):
@@ -196,7 +186,7 @@ class TopBench:
         """Random bytes in every global line read and every smem row read, in both memories."""
         for r in results:
             for req in r.requests:
-                if req.op == L2Op.READ:
+                if req.op != L2Op.PREFETCH:             # READ, and the lines WRITE/RED change
                     a = req.line << 7
                     if a < DESC_BASE or a >= DESC_BASE + (1 << 20):
                         data = self.data_rng.randbytes(LINE)
@@ -381,29 +371,33 @@ async def start(dut):
     await reset(dut)
 
 
+TENSOR_MIX = [CmdOp.TENSOR_LOAD] * 3 + [CmdOp.TENSOR_STORE, CmdOp.TENSOR_RED,
+                                         CmdOp.TENSOR_PREFETCH]
+
+
 def random_cases(rng, p, n, error_rate=0.15):
-    """``n`` random part-1 commands: tile loads, block copies (NOPs included), control ops, and
-    commands mutated into (mostly) rejected ones."""
+    """``n`` random commands: tile and im2col loads, stores, reductions and prefetches, every
+    block op (NOPs included), control ops, and commands mutated into (mostly) rejected ones."""
     out = []
     while len(out) < n:
         k = rng.random()
-        if k < 0.45:
-            c = random_tile(rng, p, max_rows=24)
+        if k < 0.33:
+            c = random_tile(rng, p, max_rows=24, op=rng.choice(TENSOR_MIX))
+        elif k < 0.45:
+            c = random_im2col(rng, p, op=rng.choice(TENSOR_MIX), max_px=24, max_pieces=60)
         elif k < 0.85:
-            c = random_block(rng, p, op=rng.choice([CmdOp.BLOCK_G2S, CmdOp.BLOCK_S2G,
-                                                     CmdOp.BLOCK_S2S]), max_blocks=48)
+            c = random_block(rng, p, max_blocks=48)
         else:
             c = random_control(rng, p)
         if rng.random() < error_rate:
             c = mutate(c, rng, p)
-        if part1_case(c, p):
-            out.append(c)
+        out.append(c)
     return out
 
 
 @cocotb.test()
 async def random_commands(dut):
-    """Random part-1 commands against the golden model (TMA-V5, V6, V11, P3, E1, F36)."""
+    """Random commands against the golden model (TMA-V5, V6, V11, V13, V18, P3, E1, F36)."""
     p = top_params()
     rng = env.rng(1)
     await start(dut)
@@ -461,15 +455,16 @@ async def stress_matches_zero_stall(dut):
 
 @cocotb.test()
 async def directed_vectors(dut):
-    """Every part-1 §5 vector of the request generator's directed list (Fig 8D/8E/8H/8K tile
-    loads, OOB fill modes, multicast, the Fig 9 swizzle example, line splits, block copies, NOPs,
-    extreme coordinates) through the whole unit, compared with the golden model; GV24's 16-byte
-    units are checked at their printed smem addresses."""
+    """Every §5 vector of the request generator's directed lists (Fig 8D/8E/8H/8K tile loads,
+    the im2col vectors of Fig 8B..8K also as stores, reductions and prefetches, OOB fill modes,
+    multicast, the Fig 9 swizzle example, line splits, stores, prefetches, block copies, NOPs,
+    extreme coordinates, BM-I2C) through the whole unit, compared with the golden model; GV24's
+    16-byte units are checked at their printed smem addresses."""
     p = top_params()
     rng = env.rng(2)
     await start(dut)
     bench = TopBench(dut, p, rng)
-    cases = [(name, case) for name, case, _ in directed_cases(p) if part1_case(case, p)]
+    cases = [(name, case) for name, case, _ in directed_cases(p) + im2col_cases(p)]
     for name, case in cases:
         await bench.run([case])
         if name == "GV24":
@@ -543,11 +538,11 @@ def bm_swz(swizzle):
 
 @cocotb.test()
 async def benchmarks(dut):
-    """The TMA-P benchmarks of part 1 under the spec's benchmark memory model: L2 always ready,
+    """The TMA-P benchmarks under the spec's benchmark memory model: L2 always ready,
     every READ/WRITE answered exactly 20 cycles after its handshake in request order, every
     output ready, smem_rd latency 2, desc_rd latency 50, descriptors warmed up."""
     from golden.tma.formats import Swizzle
-    from tb.tma.reqgen_tb import _fig8, bm_tile
+    from tb.tma.reqgen_tb import _fig8, bm_i2c, bm_tile
     p = top_params()
     rng = env.rng(3)
     await start(dut)
@@ -574,6 +569,17 @@ async def benchmarks(dut):
                       mbar_addr=0x20000), 0, "BM-BLK")
     res["bm_blk"], _ = await measure(bench, [blk])
     res["bm_8d"], _ = await measure(bench, [_fig8("GV9")], warm=[_fig8("GV9")])
+    # part 2: BM-ST (TMA-P9), the same with TENSOR_RED ADD (U32), and BM-TILE multicast to all
+    # 16 CTAs (smem_wr beats times destinations per write-window cycle)
+    for key, fields in (("bm_st", dict(op=CmdOp.TENSOR_STORE)),
+                        ("bm_red", dict(op=CmdOp.TENSOR_RED, red_op=0)),
+                        ("bm_mcast", dict(mcast=1, cta_mask=0xFFFF))):
+        base = bm_tile()
+        case = Case(TmaCmd(**{**vars(base.cmd), **fields}), base.desc_word, key)
+        res[key], _ = await measure(bench, [case], warm=[bm_tile()])
+    res["bm_i2c"], _ = await measure(bench, [bm_i2c()], warm=[bm_i2c()])
+    w = res["bm_mcast"]["write"]
+    w["dest_writes_per_cycle"] = round(16 * w["count"] / w["window_cycles"], 4)
     res["check"] = await bench.check()
     for key, value in res.items():
         dut._log.info("%s: %s", key, value)
@@ -641,4 +647,47 @@ async def multicast_masks(dut):
                 assert not any(any(row) for row in got), f"mask {mask:#06x}: CTA {c} written"
                 assert (mbar, c) not in tx, f"mask {mask:#06x}: CTA {c} barrier updated"
     figures["masks"] = list(masks)
+    env.write_result(figures)
+
+
+@cocotb.test()
+async def convolution(dut):
+    """TMA-V3 on the RTL: the four GV73 convolutions (padding, dilation 2, stride 2, valid), one
+    im2col TENSOR_LOAD per filter tap through the unit (random latencies and back-pressure),
+    then the tap matrices read from the RTL's shared memory and multiplied with the weights
+    (``golden.tma.conv``). The result (with the activations and weights) is written out; the
+    pytest side compares it with a direct numpy convolution. Every load is also compared with
+    the golden model."""
+    import numpy as np
+    from golden.tma import conv
+    from golden.tma.encode import encode_desc
+    p = top_params()
+    rng = env.rng(6)
+    nrng = np.random.default_rng(rng.getrandbits(32))
+    await start(dut)
+    bench = TopBench(dut, p, rng)
+    sh = V.GV73_SHAPE
+    lo, hi = sh["value_range"]
+    out = {}
+    for k, ((pad, dil, stride), ndhw) in enumerate(V.GV73):
+        case = conv.ConvCase(sh["N"], sh["H"], sh["W"], sh["C"], sh["R"], sh["S"], sh["K"], pad,
+                             dil, stride, sh["dtype"])
+        x = nrng.integers(lo, hi, (case.N, case.H, case.W, case.C), dtype=np.int32)
+        w = nrng.integers(lo, hi, (case.R, case.S, case.C, case.K), dtype=np.int32)
+        gaddr = 0x10000 + 0x10000 * k
+        desc = conv.conv_descriptor(case, gaddr)
+        word = int.from_bytes(encode_desc(**desc), "little")
+        data = np.ascontiguousarray(x.astype(conv.NUMPY_DTYPE[sh["dtype"]])).view(np.uint8)
+        bench.gmem.write(gaddr, data.tobytes())
+        bench.g_gmem.write(gaddr, data.ravel())
+        taps = conv.tap_commands(case, DESC_BASE, first_id=16 * k)
+        cases = [Case(cmd, word, f"GV73 {k} tap {rs}") for rs, cmd, _ in taps]
+        await bench.run(cases, fill=False)
+        await wait_idle(bench)
+        mats = conv.tap_matrices(lambda a, n: bench.smem.cta(0).read(a, n), case, taps)
+        got = conv.conv_from_taps(case, mats, w)
+        assert got.shape[0] * got.shape[1] * got.shape[2] == ndhw
+        out[f"{pad},{dil},{stride}"] = dict(x=x.tolist(), w=w.tolist(), out=got.tolist())
+    figures = await bench.check()
+    figures["convolutions"] = out
     env.write_result(figures)

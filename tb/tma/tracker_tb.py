@@ -26,9 +26,10 @@ import random
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from golden.tma.formats import LINE, SECTOR, L2Op, l2_req_fields, l2_resp_fields
+from golden.tma.formats import LINE, RED_OK, SECTOR, L2Op, l2_req_fields, l2_resp_fields
 from golden.tma.l2req import sectors_of
 from golden.tma.params import TmaParams
+from golden.tma.reduce import red_line
 from hw.tma.tracker import line_fields, track_fields
 from tb.common import env
 from tb.common.clock import reset, start_clock
@@ -53,7 +54,8 @@ class _Never:
 
 class L2Memory(MemoryModel):
     """L2 model for ``l2_req``/``l2_resp`` (TMA-I4, I5): one response per READ/WRITE/RED, none
-    for PREFETCH; READ data is the line with random bytes in unrequested sectors (TMA-V11)."""
+    for PREFETCH; READ data is the line with random bytes in unrequested sectors (TMA-V11);
+    WRITE and RED change memory when accepted, in order (RED through golden ``red_line``)."""
 
     def __init__(self, dut, clk, p, rng, memory=None, **kw):
         self.junk = random.Random(rng.getrandbits(32))
@@ -73,7 +75,11 @@ class L2Memory(MemoryModel):
                 if not req["sectors"] >> s & 1:
                     data[SECTOR * s:SECTOR * (s + 1)] = self.junk.randbytes(SECTOR)
             return [{"tag": req["tag"], "data": int.from_bytes(data, "little")}]
-        self.memory.write(addr, int(req["data"]).to_bytes(LINE, "little"), req["be"])
+        data = int(req["data"]).to_bytes(LINE, "little")
+        if op >= L2Op.RED_ADD:                  # the memory-side reduction (§4.9, TmaRedUnit)
+            data = red_line(op - L2Op.RED_ADD, req["dtype"], bytes(self.memory.read(addr, LINE)),
+                            data, req["be"])
+        self.memory.write(addr, data, req["be"])
         return [{"tag": req["tag"], "data": self.junk.getrandbits(8 * LINE)}]
 
 
@@ -88,6 +94,8 @@ def random_piece(rng, p, ops=None):
                  dst=rng.randrange(1 << p.SMEM_AW), lane=lane, nbytes=nbytes,
                  swizzle=rng.randrange(4), mask=rng.randrange(1 << 16),
                  mbar=rng.randrange(1 << p.SMEM_AW))
+    if op >= L2Op.RED_ADD:                      # a legal (op, dtype): the memory reduces
+        piece["dtype"] = rng.choice(sorted(dt for o, dt in RED_OK if o == op - L2Op.RED_ADD))
     if op == L2Op.PREFETCH:
         piece["sectors"] = 0xF
     elif op != L2Op.READ:

@@ -1,6 +1,7 @@
-"""RTL regression of the whole TMA unit ``hw.tma.Tma`` (part 1) on Verilator, against the golden
-transaction model (tb/tma/top_tb.py): random tile loads, block copies, control and rejected
-commands with random memory latency, out-of-order L2 responses and back-pressure everywhere.
+"""RTL regression of the whole TMA unit ``hw.tma.Tma`` on Verilator, against the golden
+transaction model (tb/tma/top_tb.py): random tile and im2col loads, stores, reductions and
+prefetches, block copies, control and rejected commands with random memory latency, out-of-order
+L2 responses and back-pressure everywhere; the GV73 convolutions from RTL im2col loads.
 
 Three builds (TMA-V19): the default parameters, the narrow corner (Q_DEPTH = DC_ENTRIES = 2,
 TRK_ENTRIES = 4, ADDR_W = 40, SMEM_AW = 11, ID_W = 4, NB_W = 8) with the random regression, and
@@ -36,12 +37,16 @@ def _run(build, seed, testcase, tmp_path, **env):
 
 @pytest.mark.req("TMA-I1", "TMA-I2", "TMA-I3", "TMA-I4", "TMA-I5", "TMA-I6", "TMA-I7", "TMA-I8",
                  "TMA-I9", "TMA-I10", "TMA-I13", "TMA-V5", "TMA-V6", "TMA-V11", "TMA-P3",
-                 "TMA-I12", "TMA-V7", "TMA-E1", "TMA-E3", "TMA-F36", "TMA-F38")
+                 "TMA-I12", "TMA-V7", "TMA-E1", "TMA-E3", "TMA-F36", "TMA-F38", "TMA-V13",
+                 "TMA-V18", "TMA-F16", "TMA-F32", "TMA-F39", "TMA-F40", "TMA-F41", "TMA-F45",
+                 "TMA-F46", "TMA-F52")
 @pytest.mark.parametrize("build", ["default", "corner"])
 def test_top_random_commands(build, seed, tmp_path):
-    """300 random part-1 commands (15 % invalid, random CTAs and multicast masks) with random
-    latency, order and back-pressure: every request (and its shape), error, done, smem row (per
-    CTA-relative window, TMA-I12), global line and barrier total equals the golden model's."""
+    """300 random commands (tile and im2col loads, stores, reductions, prefetches, every block
+    op, control ops; 15 % invalid; random CTAs and multicast masks) with random latency, order
+    and back-pressure: every request (and its shape, data and byte enables), error, done, smem
+    row (per CTA-relative window, TMA-I12), global line (WRITE and RED applied in acceptance
+    order, RED with golden ``red_line``) and barrier total equals the golden model's."""
     figures = _run(build, seed, "random_commands", tmp_path)
     assert figures["commands"] >= 60 and figures["requests"] > 0 and figures["beats"] > 0
 
@@ -59,12 +64,33 @@ def test_top_random_commands_regression(build, fixed_seed, why, tmp_path):
     assert figures["commands"] >= 60, why
 
 
-@pytest.mark.req("TMA-V1", "TMA-V2", "TMA-V19", "TMA-F22", "TMA-F31", "TMA-F34", "TMA-F47",
-                 "TMA-F49")
+@pytest.mark.req("TMA-V1", "TMA-V2", "TMA-V16", "TMA-V19", "TMA-F22", "TMA-F31", "TMA-F34",
+                 "TMA-F47", "TMA-F49", "TMA-F17", "TMA-F18", "TMA-F19", "TMA-F20", "TMA-F21",
+                 "TMA-GV3", "TMA-GV4", "TMA-GV5", "TMA-GV6", "TMA-GV7", "TMA-GV8", "TMA-GV11",
+                 "TMA-GV12", "TMA-GV13", "TMA-GV14", "TMA-GV15", "TMA-GV16", "TMA-GV18",
+                 "TMA-GV19", "TMA-GV20", "TMA-GV30", "TMA-GV35", "TMA-GV107")
 @pytest.mark.parametrize("build", ["default", "wide"])
 def test_top_directed_vectors(build, seed, tmp_path):
     figures = _run(build, seed, "directed_vectors", tmp_path)
-    assert {"GV9", "GV10", "GV17", "GV21", "GV24", "GV31", "GV36"} <= set(figures["vectors"])
+    assert {"GV9", "GV10", "GV17", "GV21", "GV24", "GV31", "GV35", "GV36"} <= \
+        set(figures["vectors"])
+    im2col = {f"GV{k}" for k in (3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 18, 19, 20)}
+    assert im2col | {"BM-I2C", "rank 5 carries"} <= set(figures["vectors"])
+
+
+@pytest.mark.req("TMA-V3", "TMA-GV73", "TMA-F16", "TMA-F19", "TMA-F20")
+def test_top_convolution_from_im2col_loads(seed, tmp_path):
+    """TMA-V3 on the RTL: the GV73 convolutions (padding, dilation 2, stride 2, valid) from one
+    RTL im2col load per filter tap and numpy matmuls equal a direct numpy convolution."""
+    import numpy as np
+    from tests.golden.test_tma_im2col import direct_conv
+    figures = _run("default", seed, "convolution", tmp_path)
+    convs = figures["convolutions"]
+    assert len(convs) == 4
+    for key, c in convs.items():
+        pad, dil, stride = map(int, key.split(","))
+        want = direct_conv(np.array(c["x"]), np.array(c["w"]), pad, dil, stride)
+        assert np.array_equal(np.array(c["out"]), want), key
 
 
 @pytest.mark.req("TMA-V17", "TMA-F37")
