@@ -1,4 +1,4 @@
-"""Flow adapter of the TMA unit (part 1): stimulus schema, golden run, comparison, demo, bench.
+"""Flow adapter of the TMA unit: stimulus schema, golden run, comparison, demo, bench.
 
 Stimulus (docs/tma.md, "Stimulus")::
 
@@ -26,7 +26,7 @@ import random
 
 from golden.tma.encode import encode_desc
 from golden.tma.formats import (LINE, N_CTA, CmdOp, DType, Interleave, L2Op, Mode, OobFill,
-                                Swizzle, TmaCmd, TmaDesc)
+                                RedOp, Swizzle, TmaCmd, TmaDesc)
 from golden.tma.memory import GlobalMemory, SharedMemory
 from golden.tma.model import TmaModel
 from golden.tma.params import TmaParams
@@ -38,9 +38,9 @@ from sim.stimulus import checked_object, field, int_or_text, integer
 TESTBENCH = "tb.tma.run_tb"
 MAX_COMMANDS = 10_000
 MAX_FILL_BYTES = 1 << 24
-PART1_OPS = ("TENSOR_LOAD", "BLOCK_G2S", "BLOCK_S2G", "BLOCK_S2S", "WAIT_ALL", "DESC_INVAL")
+TENSOR_OP_NAMES = ("TENSOR_LOAD", "TENSOR_STORE", "TENSOR_RED", "TENSOR_PREFETCH")
 _ENUMS = {"dtype": DType, "swizzle": Swizzle, "oob_fill": OobFill, "interleave": Interleave,
-          "mode": Mode}
+          "mode": Mode, "red_op": RedOp}
 _CMD_KEYS = set(TmaCmd.__dataclass_fields__) | {"desc"}
 _TOP_KEYS = {"params", "descriptors", "commands", "global", "smem", "seed", "grouped"}
 
@@ -79,8 +79,6 @@ def _descriptor(name, obj, p):
         data = encode_desc(desc)
     except (ValueError, OverflowError) as exc:
         raise UsageError(f"{where}: {exc}") from None
-    if desc.mode != Mode.TILE:
-        raise UsageError(f"{where}.mode: im2col is part 2 (issue #8), not built yet")
     return addr, desc, data
 
 
@@ -94,9 +92,6 @@ def _command(obj, k, descs, p):
         op = op.upper()
     else:
         op = CmdOp(integer(op, f"{where}.op", 0, 10)).name
-    if op not in PART1_OPS:
-        raise UsageError(f"{where}.op: {op} is part 2 (issue #8), not built yet; part 1 has "
-                         f"{', '.join(PART1_OPS)}")
     values = {"id": k % (1 << p.ID_W), "op": int(CmdOp[op])}
     if "desc" in obj:
         name = obj["desc"]
@@ -104,8 +99,8 @@ def _command(obj, k, descs, p):
             raise UsageError(f"{where}.desc: no descriptor named {name!r}")
         addr, desc, _ = descs[name]
         values.update(desc_addr=addr, rank=desc.rank, mode=desc.mode)
-    elif op == "TENSOR_LOAD" and "desc_addr" not in obj:
-        raise UsageError(f"{where}: a TENSOR_LOAD names its descriptor (desc or desc_addr)")
+    elif op in TENSOR_OP_NAMES and "desc_addr" not in obj:
+        raise UsageError(f"{where}: a {op} names its descriptor (desc or desc_addr)")
     for key, value in obj.items():
         w = f"{where}.{key}"
         if key in ("op", "desc"):
@@ -234,7 +229,9 @@ def summary(params, stim, result):
 
 def demo_stimulus(params, rng):
     """A small mixed stimulus for ``make``'s demo: tile loads in every swizzle mode with OOB
-    fill, a block copy each way, a rejected load, WAIT_ALL and DESC_INVAL."""
+    fill, a block copy each way, a rejected load, WAIT_ALL and DESC_INVAL; then an im2col load
+    (3x3-filter tap with padding), a tensor store, a tensor reduction, a tensor prefetch, a block
+    reduction and a block prefetch."""
     descs, cmds = {}, []
     for k, swz in enumerate(("NONE", "SW32B", "SW64B", "SW128B")):
         width = {"NONE": 16, "SW32B": 8, "SW64B": 16, "SW128B": 32}[swz]
@@ -254,6 +251,21 @@ def demo_stimulus(params, rng):
              {"op": "DESC_INVAL"},
              {"op": "TENSOR_LOAD", "desc": "SW128B", "coord": [8, 0], "smem_addr": 0xC000,
               "mbar_addr": 0x20010}]
+    # part 2: F16 NHWC 2 x 8 x 8 x 64 activations, one filter tap (w, h offset 1) of a 3 x 3
+    # convolution with padding 1: 32 pixels of 64 channels
+    descs["I2C"] = {"addr": 0x8000 + LINE * 4, "dtype": "F16", "rank": 4, "mode": "IM2COL",
+                    "global_address": 0x120000, "tensor_size": [64, 8, 8, 2],
+                    "tensor_stride": [128, 1024, 8192], "range_c": 64, "range_ndhw": 32,
+                    "base_corner": [-1, -1], "far_corner": [-1, -1]}
+    cmds += [{"op": "TENSOR_LOAD", "desc": "I2C", "coord": [0, -1, -1, 0], "im2col_off": 0x101,
+              "smem_addr": 0xE000, "mbar_addr": 0x20018},
+             {"op": "TENSOR_STORE", "desc": "NONE", "coord": [0, 0], "smem_addr": 0x1000},
+             {"op": "TENSOR_RED", "desc": "NONE", "red_op": "ADD", "coord": [16, 8],
+              "smem_addr": 0x1000},
+             {"op": "TENSOR_PREFETCH", "desc": "SW128B", "coord": [0, 16]},
+             {"op": "BLOCK_RED", "red_op": "XOR", "dtype": "U32", "gaddr": 0x180000,
+              "num_blocks": 4, "smem_addr": 0x1000},
+             {"op": "BLOCK_PREFETCH", "gaddr": 0x140000, "num_blocks": 16}]
     return {"params": params, "descriptors": descs, "commands": cmds, "seed": rng.randrange(1 << 16),
             "global": [{"addr": 0x100000, "bytes": 0x50000, "fill": "random"}]}
 
@@ -263,8 +275,8 @@ def demo_stimulus(params, rng):
 BENCH_RANDOM_CMDS = 300       # random regression commands behind min_request_ratio
 
 
-def _run_top(block, params, testcase, seed, sim, **env):
-    """One ``tb.tma.top_tb`` testcase on the RTL; returns what it wrote."""
+def _run_json(block, params, testbench, testcase, seed, sim, **env):
+    """One cocotb testcase on the RTL; returns what it wrote to GPUBLOCKS_RESULT."""
     import json
     import tempfile
     from pathlib import Path
@@ -273,13 +285,31 @@ def _run_top(block, params, testcase, seed, sim, **env):
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "figures.json"
-        run_testbench(block, params, "tb.tma.top_tb", testcase=testcase, sim=sim, seed=seed,
-                      env={"GPUBLOCKS_RESULT": str(out), **env}, label=f"bench_tma_{testcase}")
+        run_testbench(block, params, testbench, testcase=testcase, sim=sim, seed=seed,
+                      env={"GPUBLOCKS_RESULT": str(out), **env},
+                      label=f"bench_{block.name}_{testcase}")
         return json.loads(out.read_text())
 
 
+def _run_top(block, params, testcase, seed, sim, **env):
+    """One ``tb.tma.top_tb`` testcase on the RTL; returns what it wrote."""
+    return _run_json(block, params, "tb.tma.top_tb", testcase, seed, sim, **env)
+
+
+def _redunit_throughput(seed, sim):
+    """TmaRedUnit's cycles per RED line at downstream read latencies 1 and 20 (default build,
+    no stalls; ``tb.tma.redunit_tb.throughput``) and the line bytes per cycle they allow."""
+    from tb.tma.builds import REDUNIT
+    fig = _run_json(REDUNIT, REDUNIT.resolve_params({}), "tb.tma.redunit_tb", "throughput",
+                    seed, sim)
+    for lat in (1, 20):
+        fig[f"bytes_per_cycle_L{lat}"] = round(LINE / fig[f"red_cycles_L{lat}"][0], 3)
+    return fig
+
+
 def bench(block, seed, sim="verilator"):
-    """The part-1 TMA-P benchmarks (BM-TILE, TILE8, LAT, SWZ, FILL, DMISS, BLK, 8D) on the RTL at
+    """The TMA-P benchmarks (BM-TILE, TILE8, LAT, SWZ, FILL, DMISS, BLK, 8D, I2C, ST, a
+    TENSOR_RED and a 16-CTA multicast of BM-TILE) on the RTL at
     the default parameters, under the spec's benchmark memory model (``tb.tma.top_tb``), and the
     random regression (``BENCH_RANDOM_CMDS`` commands, random latency, order and back-pressure)
     for ``min_request_ratio`` = golden request count / issued requests (TMA-P3; target 1.0).
@@ -289,6 +319,8 @@ def bench(block, seed, sim="verilator"):
     reg = _run_top(block, params, "random_commands", seed, sim, TMA_TOP_CMDS=str(BENCH_RANDOM_CMDS))
     rates = {k: res[k]["request"]["per_cycle"]
              for k in ("bm_tile", "bm_tile8", "bm_swz_128b", "bm_swz_none", "bm_blk")}
+    i2c_rate = res["bm_i2c"]["request"]["per_cycle"]
+    red = _redunit_throughput(seed, sim)
     return {
         "config": {"sim": sim, "params": params, "memory": "L2 20-cycle in-order responses, "
                    "desc_rd 50, smem_rd 2, every output ready"},
@@ -303,6 +335,13 @@ def bench(block, seed, sim="verilator"):
         "swizzle_throughput_ratio": round(rates["bm_swz_128b"] / rates["bm_swz_none"], 4),
         "dmiss_gap_cycles": res["bm_dmiss"]["gap_cycles"],
         "bm_8d_window_cycles": res["bm_8d"]["request"]["window_cycles"],
+        "im2col_req_rate_ratio": round(i2c_rate / rates["bm_tile"], 4),
+        "store_req_per_cycle": res["bm_st"]["request"]["per_cycle"],
+        "store_bytes_per_cycle": res["bm_st"]["request"]["bytes_per_cycle"],
+        "reduce_bytes_per_cycle": res["bm_red"]["request"]["bytes_per_cycle"],
+        "multicast_dest_writes_per_cycle": res["bm_mcast"]["write"]["dest_writes_per_cycle"],
+        "redunit": red,
+        "reduce_unit_bytes_per_cycle": red["bytes_per_cycle_L20"],
         "rtl_checked_commands": res["check"]["commands"],
         "benchmarks": {k: v for k, v in res.items() if k.startswith("bm_")},
     }

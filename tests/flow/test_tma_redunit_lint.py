@@ -11,7 +11,7 @@ from golden.tma.params import TmaParams
 from hw.common.fparith import FloatAdder
 from sim.registry import Block, Param
 from sim.verilog import lint, write_verilog
-from tests.rtl.test_tma_redunit import BLOCK as REDUNIT
+from tb.tma.builds import REDUNIT
 
 
 class _Adder(FloatAdder):

@@ -11,20 +11,9 @@ import pytest
 
 from hw.tma import TmaRedUnit
 from sim.cocotb_run import run_testbench
-from sim.registry import Block, Param
+from tb.tma.builds import REDUNIT as BLOCK, REDUNIT_BUILDS as BUILDS
 
 TB = "tb.tma.redunit_tb"
-
-BLOCK = Block(
-    name="tma_redunit", kind="test", summary="TmaRedUnit", spec="tma.md §2.2 TmaRedUnit",
-    top=TmaRedUnit,
-    params=(Param("addr_w", 64, "40..64", "ADDR_W (TMA-C1)"),
-            Param("trk_entries", 32, "power of two, 4..256", "TRK_ENTRIES (TMA-C6)"),
-            Param("lanes", 2, "1, 2, 4, 8, 16", "64-bit datapath lanes"),
-            Param("stages", 1, "0..1", "pipeline registers in the arithmetic")),
-)
-
-BUILDS = {"default": {}, "narrow": dict(addr_w=40, trk_entries=4, lanes=1, stages=0)}
 
 
 def _run(build, seed, testcase, tmp_path):
