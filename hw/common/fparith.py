@@ -10,20 +10,11 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from hw.common.lintops import is_zero, lt, shift_left
+from hw.common.lintops import is_zero, lt, shift_left, wire as _wire
 from hw.common.lzc import LeadingZeroCount
 from hw.common.params import check_int, reject
 
 __all__ = ["FloatAdder", "float_key", "shift_right_sticky"]
-
-
-def _wire(m, name, value):
-    """A named combinational copy of a whole operator output (see hw.dfp.fp32._wire): keeps
-    Amaranth from rebuilding an expression for every use."""
-    value = Value.cast(value)
-    sig = Signal(value.shape(), name=name)
-    m.d.comb += sig.eq(value)
-    return sig
 
 
 def shift_right_sticky(m, value, amount, name):

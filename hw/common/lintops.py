@@ -17,7 +17,7 @@ before this module); new code should use this one.
 
 from amaranth import Array, C, Cat, Mux, Signal, Value
 
-__all__ = ["is_zero", "nonzero", "eq_const", "eq", "lt", "ge", "lt_const", "ge_const",
+__all__ = ["wire", "is_zero", "nonzero", "eq_const", "eq", "lt", "ge", "lt_const", "ge_const",
            "gt_const", "le_const", "bit_at", "word_at", "select", "shift_left", "low_ones",
            "run_bits", "tree_sum"]
 
@@ -111,6 +111,17 @@ def select(items, index):
     if len(items) == 1:
         return _val(items[0])
     return Array(items)[index]
+
+
+def wire(m, name, value):
+    """A named combinational copy of ``value``, which must be the whole output of one operator
+    (a multiplexer, a logic operation, an add or subtract at its full width): a name on a slice
+    or on another signal would be an unread alias in the Verilog, which lint flags. Naming stops
+    Amaranth from repeating the logic for every use of an unnamed expression."""
+    value = Value.cast(value)
+    sig = Signal(value.shape(), name=name)
+    m.d.comb += sig.eq(value)
+    return sig
 
 
 def shift_left(m, value, amount, width, unit=1, name="shl"):

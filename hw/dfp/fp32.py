@@ -12,6 +12,8 @@ from amaranth import C, Cat, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.common.fparith import shift_right_sticky
+from hw.common.lintops import wire as _wire
 from hw.common.lzc import LeadingZeroCount
 from hw.common.params import check_int
 
@@ -59,17 +61,6 @@ class _Cuts:
         return target
 
 
-def _wire(m, name, value):
-    """A named combinational copy of ``value``, which must be the whole output of one operator
-    (a multiplexer, a logic operation, an add or subtract at its full width): a name on a slice
-    or on another signal would be an unread alias in the Verilog, which lint flags. Naming stops
-    Amaranth from repeating the logic for every use of an unnamed expression."""
-    value = Value.cast(value)
-    sig = Signal(value.shape(), name=name)
-    m.d.comb += sig.eq(value)
-    return sig
-
-
 def _shift_left(m, value, amount, name, lo=0, scale=1):
     """``(value << amount * scale)[lo:len(value)]`` (``scale`` a power of two) as one 2:1
     multiplexer level per bit of ``amount`` (a plain ``<<`` by a signal widens the result,
@@ -90,25 +81,6 @@ def _shift_left(m, value, amount, name, lo=0, scale=1):
         cur = _wire(m, f"{name}{k}", Mux(amount[k], shifted, cur[need - off:]))
         off = need
     return cur
-
-
-def _shift_right_sticky(m, value, amount, name):
-    """``value >> amount`` with every shifted-out bit ORed into bit 0 (the sticky bit), one
-    multiplexer level per bit of ``amount``; shifts past the end leave only the sticky bit.
-
-    The sticky bit is computed beside the shifter, not after it: value bit i is shifted out
-    when amount > i, a decode of ``amount`` alone, so the sticky OR has the same depth as the
-    shifter instead of adding to it (it enters the adder's carry chain at the bottom)."""
-    w = len(value)
-    cur = value
-    for k in range(len(amount)):
-        s = 1 << k
-        shifted = Cat(cur[s:], C(0, s)) if s < w else C(0, w)
-        cur = _wire(m, f"{name}{k}", Mux(amount[k], shifted, cur))
-    limit = min(w, 1 << len(amount))
-    lost = Cat(*[value[i] & _at_least(amount, i + 1) for i in range(limit)])
-    sticky = _wire(m, f"{name}_sticky", lost.any())
-    return Cat(cur[0] | sticky, cur[1:])
 
 
 def _at_least(v, n):
@@ -357,7 +329,7 @@ def _fadd32(m, p, x, y, out):
     # guard, round and sticky bits (a shift >= 27 leaves only the sticky bit), and add. The sum
     # F has its leading one at bit 25, 26 or 27 (or lower for two denormals: a result below
     # 2^-126, whose exponent eb - 1 = 0 flushes it).
-    aligned = _shift_right_sticky(m, Cat(C(0, 3), a_ms), a_shift, "align")
+    aligned = shift_right_sticky(m, Cat(C(0, 3), a_ms), a_shift, "align")
     mbx = Cat(C(0, 3), a_mb)
     far = _wire(m, "far", Mux(a_sub, (mbx - aligned)[:28], (mbx + aligned)[:28]))
     # near path (a subtraction with exponents at most 1 apart): the exact difference in units
