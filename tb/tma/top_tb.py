@@ -114,7 +114,11 @@ class TopBench:
 
     def __init__(self, dut, p, rng, ready=0.8, l2_latency=(1, 30), l2_order="random",
                  l2_ready=0.9, gaps=0.2, desc_latency=(1, 60), smem_latency=(1, 6),
-                 data_rng=None):
+                 data_rng=None, l2_model=L2Memory, req_port="l2_req"):
+        """``l2_model``: the class of the model on ``l2_req`` / ``l2_resp`` (``L2Memory``'s
+        constructor arguments); ``req_port``: the stream whose requests are compared with the
+        golden model's (``l2_req``; a wrapper may expose the TMA's own requests under another
+        name, tb/tma/redchain.py)."""
         self.dut, self.p, self.rng = dut, p, rng
         self.data_rng = data_rng or rng        # memory contents; its own stream to replay them
         clk = self.clk = dut.clk
@@ -128,7 +132,7 @@ class TopBench:
                                 names={"addr": "addr", "rdata": "data"}, memory=self.gmem,
                                 min_latency=desc_latency[0], max_latency=desc_latency[1],
                                 check_tags=False)
-        self.l2 = L2Memory(dut, clk, p, random.Random(rng.getrandbits(32)), memory=self.gmem,
+        self.l2 = l2_model(dut, clk, p, random.Random(rng.getrandbits(32)), memory=self.gmem,
                            min_latency=l2_latency[0], max_latency=l2_latency[1], order=l2_order,
                            req_ready_prob=l2_ready)
         self.smem_rd = SmemReadModel(dut, clk, p, self.smem, random.Random(rng.getrandbits(32)),
@@ -140,9 +144,10 @@ class TopBench:
         self.err = StreamMonitor(dut, "err", clk, fields=err_fields(p), rng=rng, ready_prob=ready)
         self.done = StreamMonitor(dut, "done", clk, fields=done_fields(p), rng=rng,
                                   ready_prob=ready)
-        self.l2_mon = StreamMonitor(dut, "l2_req", clk, fields=l2_req_fields(p), passive=True)
+        self.l2_mon = StreamMonitor(dut, req_port, clk, fields=l2_req_fields(p), passive=True)
         self.cmd_mon = StreamMonitor(dut, "cmd", clk, passive=True)
-        self.checkers = [StreamProtocolChecker(dut, s, clk) for s in STREAMS]
+        self.checkers = [StreamProtocolChecker(dut, s, clk)
+                         for s in STREAMS + ((req_port,) if req_port not in STREAMS else ())]
         self.max_outstanding = 0
         self.cases = []
         self.desc_lines = {}
