@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from golden.tma.geometry import geometry
 from golden.tma.tile import Row
 
-__all__ = ["OFFSET_BITS", "unpack_offsets", "pack_offsets", "Pixel", "im2col_pixels",
-           "im2col_elements", "im2col_rows"]
+__all__ = ["OFFSET_BITS", "unpack_offsets", "pack_offsets", "Pixel", "Im2colBox", "im2col_box",
+           "im2col_pixels", "im2col_elements", "im2col_rows"]
 
 # §4.6 / §6 item 13: per rank, the widths of the packed unsigned offsets (W lowest)
 OFFSET_BITS = {3: (16,), 4: (8, 8), 5: (5, 5, 5)}
@@ -80,15 +80,36 @@ class Pixel:
     addr: int
 
 
+@dataclass(frozen=True)
+class Im2colBox:
+    """The per-command walk parameters of §4.6 for the S = rank - 2 spatial dimensions (W, H,
+    D): offsets ``off``, bounding box ``[lo, hi]`` (TMA-F17), traversal strides ``ts`` and the
+    starting base positions ``pos``; shared by the enumeration and Setup's golden job."""
+    S: int
+    off: tuple
+    lo: tuple
+    hi: tuple
+    ts: tuple
+    pos: tuple
+
+
+def im2col_box(d, cmd):
+    """:class:`Im2colBox` of an im2col command."""
+    r = d.rank
+    S = r - 2
+    return Im2colBox(S, tuple(unpack_offsets(cmd.im2col_off, r)),
+                     tuple(d.base_corner[s] for s in range(S)),
+                     tuple(d.tensor_size[s + 1] - 1 + d.far_corner[s] for s in range(S)),
+                     tuple(d.traversal_stride[s + 1] for s in range(S)),
+                     tuple(cmd.coord[s + 1] for s in range(S)))
+
+
 def im2col_pixels(d, cmd):
     """The ``range_ndhw`` pixels of an im2col command in visit order (TMA-F17..F20)."""
     r = d.rank
-    S = r - 2
-    off = unpack_offsets(cmd.im2col_off, r)
-    lo = [d.base_corner[s] for s in range(S)]
-    hi = [d.tensor_size[s + 1] - 1 + d.far_corner[s] for s in range(S)]
-    ts = [d.traversal_stride[s + 1] for s in range(S)]
-    pos = [cmd.coord[s + 1] for s in range(S)]
+    b = im2col_box(d, cmd)
+    S, off, lo, hi, ts = b.S, b.off, b.lo, b.hi, b.ts
+    pos = list(b.pos)
     n = cmd.coord[r - 1]
     n_size = d.tensor_size[r - 1]
     for i in range(d.range_ndhw):

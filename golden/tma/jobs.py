@@ -35,7 +35,7 @@ from golden.tma.formats import (BLOCK, BLOCK_OPS, CONTROL_OPS, DESC_FIELDS, ESIZ
                                 CmdOp, DType, L2Op, Mode, Swizzle, cmd_fields, l2_red_op,
                                 placement_fields)
 from golden.tma.geometry import geometry
-from golden.tma.im2col import unpack_offsets
+from golden.tma.im2col import im2col_box
 from golden.tma.l2req import block_pieces, pieces as split_pieces, row_pieces
 from golden.tma.tile import fill_bytes, rows as tensor_rows
 
@@ -272,12 +272,9 @@ def golden_job(cmd, d, p, seq):
                    step=[(g.ts[k] * g.pitch[k]) % space if k < r else 0 for k in range(1, 5)])
         return job
     # im2col (§4.6): levels 0..S-1 spatial (pixel coordinates), level S the image index n
-    S = r - 2
-    off = unpack_offsets(cmd.im2col_off, r)
-    lo = [d.base_corner[s] for s in range(S)]
-    hi = [d.tensor_size[s + 1] - 1 + d.far_corner[s] for s in range(S)]
-    tsd = [d.traversal_stride[s + 1] for s in range(S)]
-    pos = [cmd.coord[s + 1] for s in range(S)]
+    b = im2col_box(d, cmd)
+    S, off, lo, hi, pos = b.S, b.off, b.lo, b.hi, b.pos
+    tsd = list(b.ts)
     base += sum(off[s] * g.pitch[s + 1] for s in range(S))
     lvl, acc = [], base
     for k in range(OUTER - 1):

@@ -60,7 +60,7 @@ def test_gv35_store_skips_the_oob_elements():
     assert all(q.op == L2Op.WRITE for q in res.requests) and res.done and not res.beats
     out = model.gmem.read(0x1000, 512).tobytes()
     want = bytearray(guard)
-    want[0x1000 + 200 - 0x1000:0x112C - 0x1000] = src[:100]
+    want[200:0x12C] = src[:100]                      # global 0x10C8..0x112B
     assert out == bytes(want)
     assert out[gv.GV35["unchanged_from"] - 0x1000:] == guard[gv.GV35["unchanged_from"] - 0x1000:]
 

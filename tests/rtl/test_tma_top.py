@@ -68,7 +68,7 @@ def test_top_random_commands_regression(build, fixed_seed, why, tmp_path):
                  "TMA-F47", "TMA-F49", "TMA-F17", "TMA-F18", "TMA-F19", "TMA-F20", "TMA-F21",
                  "TMA-GV3", "TMA-GV4", "TMA-GV5", "TMA-GV6", "TMA-GV7", "TMA-GV8", "TMA-GV11",
                  "TMA-GV12", "TMA-GV13", "TMA-GV14", "TMA-GV15", "TMA-GV16", "TMA-GV18",
-                 "TMA-GV19", "TMA-GV20", "TMA-GV30", "TMA-GV35", "TMA-GV107")
+                 "TMA-GV19", "TMA-GV20", "TMA-GV30", "TMA-GV35")
 @pytest.mark.parametrize("build", ["default", "wide"])
 def test_top_directed_vectors(build, seed, tmp_path):
     figures = _run(build, seed, "directed_vectors", tmp_path)
