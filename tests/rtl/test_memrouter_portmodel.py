@@ -72,6 +72,13 @@ def test_portmodel_random_matches_golden(build, seed):
     run(build, seed, "random_traffic", PM_CYCLES=4000 if build == "odd" else 6000)
 
 
+@pytest.mark.req("MR-V12")
+def test_portmodel_random_regression_seed_118200963():
+    """CI seed 118200963 on the off-package port drew no stall long enough to fill the output
+    buffer (coverage floor out_full = 0); each run now has one full-length stall."""
+    run("off", 118200963, "random_traffic", PM_CYCLES=6000)
+
+
 @pytest.mark.req("MR-I10", "MR-I9", "MR-F51")
 @pytest.mark.parametrize("build", ["hbm", "odd"])
 def test_portmodel_backdoor(build, seed):
