@@ -143,6 +143,32 @@ def cmd_fpga(args):
     return 1 if failed else 0
 
 
+def cmd_synth(args):
+    from sim.synth import SynthError, synth_block
+    selected = _selected(args, "synth")
+    failed = 0
+    for block, params in selected:
+        try:
+            r = synth_block(block, params, force=args.force)
+        except SynthError as exc:
+            print(f"gpublocks: synth: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{r['name']}: {r['nand2_eq']} NAND2 eq., {r['cells']} cells ({r['ff']} DFF); "
+              f"{r['memories']} memories, {r['memory_bits']} bits")
+    if len(selected) > failed:
+        from sim.paths import build_dir
+        print(f"report -> {build_dir('synth') / 'report.json'}, {build_dir('synth') / 'report.md'}")
+    return 1 if failed else 0
+
+
+def cmd_report(args):
+    from sim.report import write_report
+    md, html = write_report()
+    print(f"report -> {md}, {html}")
+    return 0
+
+
 def _grouped(nodes, status):
     """Parametrized cases folded into their test function, with a combined status."""
     groups = {}
@@ -157,7 +183,7 @@ def _grouped(nodes, status):
 
 
 def cmd_vplan(args):
-    from sim.vplan import test_status, vplan
+    from sim.vplan import req_state, test_status, vplan
     specs, table, unknown = vplan(args.specs)
     if args.json:
         print(json.dumps(table, indent=1))
@@ -165,10 +191,7 @@ def cmd_vplan(args):
     status = test_status()
 
     def passing(req):
-        """A citing test passed and none failed; tests make test does not run (``slow``)
-        neither prove nor disprove."""
-        states = [status.get(t) for t in table[req]]
-        return "passed" in states and "failed" not in states
+        return req_state(table[req], status) == "passed"
 
     for spec, ids in specs.items():
         print(f"== {spec}: {sum(1 for i in ids if table[i])}/{len(ids)} covered")
@@ -231,6 +254,16 @@ def build_parser():
     p.add_argument("--board", default="ulx3s-85f", help="target board (default ulx3s-85f, the only one)")
     p.add_argument("--force", action="store_true", help="rebuild even when the tool inputs are unchanged")
     p.set_defaults(func=cmd_fpga)
+
+    p = sub.add_parser("synth", help="generic Yosys synthesis: cells, NAND2 equivalents -> build/synth/")
+    p.add_argument("blocks", nargs="*", metavar="BLOCK")
+    p.add_argument("--all", action="store_true", help="every block that is built")
+    p.add_argument("-p", dest="param", action="append", metavar="NAME=VALUE", help="override a parameter")
+    p.add_argument("--force", action="store_true", help="rerun even when the RTL is unchanged")
+    p.set_defaults(func=cmd_synth)
+
+    p = sub.add_parser("report", help="one page of every figure and target -> build/report/index.md, .html")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("vplan", help="requirement coverage: spec IDs and the tests citing them")
     p.add_argument("--json", action="store_true", help='print {"ID": ["node id", ...]}')

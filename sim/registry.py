@@ -136,8 +136,8 @@ REGISTRY = {b.name: b for b in [
     ),
     Block(
         name="tma", kind="block", spec="tma.md", issue=4,
-        summary="tensor memory access unit (part 1): descriptor-driven tile loads, L2 line "
-                "requests, swizzler, completion, block copies",
+        summary="tensor memory access unit: descriptor-driven tile and im2col loads, stores, "
+                "reductions, prefetch, multicast; L2 line requests, swizzler, completion",
         top="hw.tma:Tma", adapter="sim.blocks.tma",
         params=(Param("addr_w", 64, "40..64", "global address width (TMA-C1)"),
                 Param("smem_aw", 18, "11..24", "shared-memory address width (TMA-C2)"),
@@ -146,7 +146,6 @@ REGISTRY = {b.name: b for b in [
                 Param("dc_entries", 4, "2..16", "descriptor cache entries (TMA-C5)"),
                 Param("trk_entries", 32, "4..256, a power of two", "tracker tags (TMA-C6)"),
                 Param("nb_w", 20, "1..28", "num_blocks width (TMA-C7)")),
-        notes=("part 2 (im2col, store, reductions, prefetch) is issue #8",),
     ),
     Block(
         name="trackq", kind="block", spec="trackq.md", issue=5,

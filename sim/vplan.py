@@ -9,7 +9,7 @@ from pathlib import Path
 from sim.errors import UsageError
 from sim.paths import ROOT, build_dir, specs_dir
 
-__all__ = ["REQ_ID", "spec_requirements", "collect_citations", "test_status", "vplan"]
+__all__ = ["REQ_ID", "spec_requirements", "collect_citations", "test_status", "vplan", "req_state"]
 
 REQ_ID = re.compile(r"\b(TMA|TQ|WD|MR|DFP)-(F|I|C|E|P|V|GV)\d+\b")
 # a range such as "DFP-GV6 … GV11" or "MR-GV1..GV20" names every ID between its ends
@@ -89,3 +89,13 @@ def vplan(spec_directory=None, tests_dir=None):
     table = {req: sorted(citations.get(req, [])) for ids in specs.values() for req in ids}
     unknown = {req: nodes for req, nodes in citations.items() if req not in known}
     return specs, table, unknown
+
+
+def req_state(nodes, status):
+    """"passed" when a test citing the requirement passed in the last ``make test`` and none
+    failed, "failed" when one failed, else None; tests make test does not run (``slow``)
+    neither prove nor disprove."""
+    states = [status.get(t) for t in nodes]
+    if "failed" in states:
+        return "failed"
+    return "passed" if "passed" in states else None

@@ -17,7 +17,7 @@ before this module); new code should use this one.
 
 from amaranth import Array, C, Cat, Mux, Signal, Value
 
-__all__ = ["wire", "is_zero", "nonzero", "eq_const", "eq", "lt", "ge", "lt_const", "ge_const",
+__all__ = ["wire", "is_zero", "nonzero", "eq_const", "eq", "lt", "ge", "lt_const", "ge_const", "ge_const_bits",
            "gt_const", "le_const", "bit_at", "word_at", "select", "shift_left", "low_ones",
            "run_bits", "tree_sum"]
 
@@ -74,6 +74,23 @@ def lt_const(x, value):
 def ge_const(x, value):
     """Unsigned ``x >= value``."""
     return ~lt_const(x, value)
+
+
+def ge_const_bits(v, n):
+    """Unsigned ``v >= n`` for a constant ``n`` as AND/OR terms of the bits of ``v``, without the
+    carry chain of :func:`ge_const`: for decodes that must stay shallow (a comparison with a
+    constant lints badly). v >= n iff v has every bit of n, or some bit set in v and clear in n
+    has all the higher bits of n set in v."""
+    if n >> len(v):
+        return C(0, 1)                         # beyond the range of v
+    terms = []
+    for b in range(len(v)):
+        if not (n >> b) & 1:
+            higher = [v[j] for j in range(b + 1, len(v)) if (n >> j) & 1]
+            terms.append(Cat(v[b], *higher).all())
+    higher_all = [v[j] for j in range(len(v)) if (n >> j) & 1]
+    terms.append(Cat(*higher_all).all() if higher_all else C(1, 1))   # v has every bit of n
+    return Cat(*terms).any()
 
 
 def gt_const(x, value):

@@ -13,7 +13,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.common.fparith import shift_right_sticky
-from hw.common.lintops import wire as _wire
+from hw.common.lintops import ge_const_bits, wire as _wire
 from hw.common.lzc import LeadingZeroCount
 from hw.common.params import check_int
 
@@ -81,22 +81,6 @@ def _shift_left(m, value, amount, name, lo=0, scale=1):
         cur = _wire(m, f"{name}{k}", Mux(amount[k], shifted, cur[need - off:]))
         off = need
     return cur
-
-
-def _at_least(v, n):
-    """Unsigned ``v >= n`` for a constant ``n``, in bit operations (a comparison with a
-    constant lints badly): v >= n iff some bit set in v and clear in n has all the higher bits
-    of v at least those of n."""
-    if n >> len(v):
-        return C(0, 1)                         # beyond the range of v
-    terms = []
-    for b in range(len(v)):
-        if not (n >> b) & 1:
-            higher = [v[j] for j in range(b + 1, len(v)) if (n >> j) & 1]
-            terms.append(Cat(v[b], *higher).all())
-    higher_all = [v[j] for j in range(len(v)) if (n >> j) & 1]
-    terms.append(Cat(*higher_all).all() if higher_all else C(1, 1))   # v has every bit of n
-    return Cat(*terms).any()
 
 
 def _below_one(v):
@@ -209,7 +193,7 @@ class DfpToFp32(wiring.Component):
         guard = norm[0]
         # sticky = OR of norm[:w-25], computed beside the shifter: pre bit i lands below bit
         # w-25 exactly when i + lz_lo < w - 25.
-        sticky = _wire(m, "sticky", Cat(*[a_pre[i] & ~_at_least(lz_lo, w - 25 - i)
+        sticky = _wire(m, "sticky", Cat(*[a_pre[i] & ~ge_const_bits(lz_lo, w - 25 - i)
                                           for i in range(w - 25)]).any())
         b_neg = p.cut("B", "b_neg", a_neg)
         b_frac = p.cut("B", "b_frac", norm[1:])         # the leading one is implicit

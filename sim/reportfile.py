@@ -1,0 +1,32 @@
+"""A per-flow report file: ``build/<flow>/report.json`` keyed by build name, and its Markdown table.
+
+``gpublocks fpga`` and ``gpublocks synth`` build one design at a time, from concurrent processes
+too (pytest-xdist); each build merges its entry under a lock, so the report always holds the
+newest entry of every build that ever ran, sorted by name.
+"""
+
+import json
+
+from sim.cocotb_run import file_lock
+from sim.paths import build_dir
+
+__all__ = ["merge_entry", "read_report"]
+
+
+def read_report(flow):
+    """The ``build/<flow>/report.json`` dict ({} when nothing was built yet)."""
+    path = build_dir(flow) / "report.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def merge_entry(flow, name, entry, markdown):
+    """Put ``entry`` under ``name`` in ``build/<flow>/report.json``; rewrite ``report.md`` as
+    ``markdown(report)``. Returns the merged report."""
+    root = build_dir(flow)
+    with file_lock(root / "report.lock"):
+        report = read_report(flow)
+        report[name] = entry
+        report = dict(sorted(report.items()))
+        (root / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+        (root / "report.md").write_text(markdown(report))
+    return report
