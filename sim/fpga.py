@@ -23,7 +23,7 @@ from pathlib import Path
 from sim.cocotb_run import file_lock, log_tail
 from sim.errors import UsageError
 from sim.paths import ROOT, build_dir
-from sim.reportfile import merge_entry
+from sim.reportfile import markdown_page, merge_entry, params_text
 from sim.verilog import module_name
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FpgaBuildError", "build_fpga", "build_component",
@@ -283,16 +283,14 @@ def write_reports(name, record):
 def _markdown(report):
     head = ["build", "parameters", "LUT4", "CCU2C", "TRELLIS_COMB", "TRELLIS_FF", "MULT18X18D",
             "DP16KD", "block LUT4 / CCU2C / FF", "Fmax (MHz)", "target met"]
-    lines = ["# FPGA builds (ULX3S-85F, LFE5U-85F-6 CABGA381, nextpnr seed 1)", "",
-             "Cells of the whole design (block, LFSR/XOR harness, PLL); the block column is "
-             "`synth_ecp5` of the block alone. Fmax of the 100 MHz PLL clock after routing. "
-             "Written by `gpublocks fpga`.", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for name, r in report.items():
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items()) or "-"
         own = r.get("block", {})          # entries written before the block stage existed
         block = f"{own.get('lut4', 0)} / {own.get('ccu2c', 0)} / {own.get('ff', 0)}"
         met = "yes" if r["met"] else f"no (target {r['target_mhz']})"
-        lines.append(f"| {name} | {params} | {r['lut4']} | {r['ccu2c']} | {r['comb']} | {r['ff']} | "
-                     f"{r['dsp']} | {r['bram']} | {block} | {r['fmax_mhz']:.1f} | {met} |")
-    return "\n".join(lines) + "\n"
+        rows.append([name, params_text(r["params"]), r["lut4"], r["ccu2c"], r["comb"], r["ff"], r["dsp"],
+                     r["bram"], block, f"{r['fmax_mhz']:.1f}", met])
+    return markdown_page("FPGA builds (ULX3S-85F, LFE5U-85F-6 CABGA381, nextpnr seed 1)",
+                         "Cells of the whole design (block, LFSR/XOR harness, PLL); the block column is "
+                         "`synth_ecp5` of the block alone. Fmax of the 100 MHz PLL clock after routing. "
+                         "Written by `gpublocks fpga`.", head, rows)

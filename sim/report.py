@@ -18,7 +18,7 @@ import subprocess
 from sim import registry
 from sim.errors import UsageError
 from sim.paths import ROOT, build_dir
-from sim.reportfile import read_report
+from sim.reportfile import markdown_table, params_text, read_report
 from sim.targets import TARGETS, judge
 
 __all__ = ["build_document", "write_report", "render_markdown", "render_html"]
@@ -52,10 +52,6 @@ def _coverage():
 def _bench(name):
     path = build_dir("bench") / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
-
-
-def _params(params):
-    return ", ".join(f"{k}={v}" for k, v in params.items()) or "-"
 
 
 def build_document():
@@ -117,7 +113,7 @@ def build_document():
                          "nextpnr seed 1. Whole-design cells; `build/fpga/<build>/` has the logs."))
         doc.append(("table", ["build", "parameters", "LUT4", "CCU2C", "FF", "MULT18X18D", "DP16KD",
                               "Fmax (MHz)", "≥ 100 MHz", "critical path"],
-                    [[name, _params(r["params"]), *(str(r[k]) for k in ("lut4", "ccu2c", "ff", "dsp", "bram")),
+                    [[name, params_text(r["params"]), *(str(r[k]) for k in ("lut4", "ccu2c", "ff", "dsp", "bram")),
                       f"{r['fmax_mhz']:.1f}", MARK["pass" if r["met"] else "short"],
                       _path_summary(r)] for name, r in fpga.items()]))
     else:
@@ -129,7 +125,7 @@ def build_document():
                          "AND/NAND/OR/NOR/XOR/XNOR/MUX/NOT; NAND2 equivalents by NanGate45 cell "
                          "areas. Memories as flip-flops (their bits listed apart)."))
         doc.append(("table", ["build", "parameters", "NAND2 eq.", "cells", "DFF", "memories", "memory bits"],
-                    [[name, _params(r["params"]), str(r["nand2_eq"]), str(r["cells"]), str(r["ff"]),
+                    [[name, params_text(r["params"]), str(r["nand2_eq"]), str(r["cells"]), str(r["ff"]),
                       str(r["memories"]), str(r["memory_bits"])] for name, r in synth.items()]))
     else:
         doc.append(("p", "Not run: run `gpublocks synth --all`."))
@@ -144,10 +140,6 @@ def _path_summary(r):
     return f"{len(path)} steps: {path[0].split(' ', 3)[-1][:60]} … {path[-1].split(' ', 3)[-1][:60]}"
 
 
-def _md_cell(text):
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(doc):
     out = []
     for kind, *rest in doc:
@@ -156,11 +148,7 @@ def render_markdown(doc):
         elif kind == "p":
             out += [rest[0], ""]
         elif kind == "table":
-            head, rows = rest
-            out.append("| " + " | ".join(map(_md_cell, head)) + " |")
-            out.append("|" + "---|" * len(head))
-            out += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in rows]
-            out.append("")
+            out += [*markdown_table(*rest), ""]
         elif kind == "img":
             out += [f"![{rest[1]}]({rest[0]})", ""]
     return "\n".join(out)

@@ -10,7 +10,7 @@ import json
 from sim.cocotb_run import file_lock
 from sim.paths import build_dir
 
-__all__ = ["merge_entry", "read_report"]
+__all__ = ["merge_entry", "read_report", "params_text", "markdown_table", "markdown_page"]
 
 
 def read_report(flow):
@@ -30,3 +30,23 @@ def merge_entry(flow, name, entry, markdown):
         (root / "report.json").write_text(json.dumps(report, indent=1) + "\n")
         (root / "report.md").write_text(markdown(report))
     return report
+
+
+def params_text(params):
+    """``a=1, b=2`` (``-`` for none): a build's parameters in a table cell."""
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "-"
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(head, rows):
+    """The lines of a Markdown table (cells escaped)."""
+    return ["| " + " | ".join(map(_cell, head)) + " |", "|" + "---|" * len(head),
+            *("| " + " | ".join(map(_cell, row)) + " |" for row in rows)]
+
+
+def markdown_page(title, text, head, rows):
+    """A flow's ``report.md``: a title, one paragraph, one table."""
+    return "\n".join([f"# {title}", "", text, "", *markdown_table(head, rows)]) + "\n"

@@ -19,7 +19,7 @@ from importlib import metadata
 from sim.cocotb_run import file_lock, log_tail
 from sim.fpga import toolchain_env
 from sim.paths import build_dir
-from sim.reportfile import merge_entry
+from sim.reportfile import markdown_page, merge_entry, params_text
 from sim.verilog import module_name
 
 __all__ = ["GATES", "NAND2_EQ", "SynthError", "synth_block", "synth_component", "gate_equivalents"]
@@ -152,14 +152,10 @@ def _write_report(name, record):
 def _markdown(report):
     head = ["build", "parameters", "NAND2 eq.", "cells", "DFF", "NOT/BUF", "NAND/NOR", "AND/OR",
             "XOR/XNOR", "MUX", "memories (bits)"]
-    lines = ["# Generic synthesis (Yosys `synth`, `abc -g " + GATES + "`)", "",
-             "Flattened; every flip-flop a plain D flip-flop (reset and enable as gates); memories "
-             "as flip-flops and multiplexers. NAND2 equivalents weigh each cell by its NanGate "
-             "FreePDK45 X1 area over NAND2_X1. Written by `gpublocks synth`.", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name, r in report.items():
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items()) or "-"
-        counts = " | ".join(str(r[k]) for k, _ in KINDS)
-        lines.append(f"| {name} | {params} | {r['nand2_eq']} | {r['cells']} | {counts} | "
-                     f"{r['memories']} ({r['memory_bits']}) |")
-    return "\n".join(lines) + "\n"
+    rows = [[name, params_text(r["params"]), r["nand2_eq"], r["cells"], *(r[k] for k, _ in KINDS),
+             f"{r['memories']} ({r['memory_bits']})"] for name, r in report.items()]
+    return markdown_page(f"Generic synthesis (Yosys `synth`, `abc -g {GATES}`)",
+                         "Flattened; every flip-flop a plain D flip-flop (reset and enable as gates); "
+                         "memories as flip-flops and multiplexers. NAND2 equivalents weigh each cell by "
+                         "its NanGate FreePDK45 X1 area over NAND2_X1. Written by `gpublocks synth`.",
+                         head, rows)
