@@ -42,6 +42,16 @@ def test_harness_flattens_streams_and_toggles_every_input():
     assert len(seen_pins) > PINS, "the pins do not follow the outputs"
 
 
+def test_yowasp_stack_runs_the_tools_and_refuses_others():
+    import subprocess
+    import sys
+    run = [sys.executable, "-m", "sim.yowasp_stack"]
+    version = subprocess.run([*run, "yosys", "-V"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("Yosys"), version
+    bad = subprocess.run([*run, "vivado"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "usage" in bad.stderr
+
+
 def test_fpga_arbiter_smoke_build_and_reports(cli, build):
     code, out, err = cli("fpga", "arbiter")
     assert code == 0, out + err
