@@ -71,19 +71,22 @@ class MultiWriteFifo(wiring.Component):
         take = self.r_en & self.r_rdy
         m.d.comb += [self.r_rdy.eq(nonzero(level)), self.r_data.eq(select(regs, head))]
         used = level - take                       # entries left after this cycle's read
-        taken = 0
+        # Port k is taken iff it is enabled and the enabled ports before it fit with it: a
+        # refused write refuses every later one, so the writes taken before k are exactly the
+        # enabled ones while they fit. Counting the enables (not the earlier w_ok) keeps the
+        # ports' decisions parallel instead of a chain of adders through every port.
+        ens = [getattr(self, f"w_en_{k}") for k in range(self.ports)]
+        oks = [getattr(self, f"w_ok_{k}") for k in range(self.ports)]
         for k in range(self.ports):
-            en = getattr(self, f"w_en_{k}")
-            ok = getattr(self, f"w_ok_{k}")
-            m.d.comb += ok.eq(en & lt_const(used + taken, n))
+            before = sum(ens[:k]) if k else 0
+            m.d.comb += oks[k].eq(ens[k] & lt_const(used + before, n))
             # physical slot head + level + (earlier writes) < 2n for a taken write; a slot
             # read this cycle may be rewritten
-            slot = wrap(head + level + taken)
+            slot = wrap(head + level + before)
             for i in range(n):
-                with m.If(ok & eq_const(slot, i)):
+                with m.If(oks[k] & eq_const(slot, i)):
                     m.d.sync += regs[i].eq(getattr(self, f"w_data_{k}"))
-            taken = taken + ok
-        m.d.sync += level.eq(used + taken)
+        m.d.sync += level.eq(used + sum(oks))
         with m.If(take):
             m.d.sync += head.eq(wrap(head + 1))
         return m
