@@ -12,6 +12,7 @@ moved or published as it is.
 import datetime
 import html
 import json
+import re
 import shutil
 import subprocess
 
@@ -132,12 +133,20 @@ def build_document():
     return doc
 
 
+def _endpoint(step):
+    """The register or memory a critical-path step starts or ends at, without Yosys' cell
+    suffixes: ``queues.cq_count[3]`` from ``... queues.cq_count[3]_TRELLIS_FF_Q_4.Q -> Q``."""
+    cell = step.split(" -> ")[0].split()[-1].rsplit(".", 1)[0]
+    return re.split(r"_TRELLIS_FF|_DP16KD|_MULT18X18D|\$", cell)[0]
+
+
 def _path_summary(r):
-    """The critical path's first and last steps, shortened."""
+    """``from → to, ns (steps)`` of the build's critical path."""
     path = r.get("critical_path") or []
     if not path:
         return "-"
-    return f"{len(path)} steps: {path[0].split(' ', 3)[-1][:60]} … {path[-1].split(' ', 3)[-1][:60]}"
+    ns = sum(float(step.split()[0]) for step in path)
+    return f"{_endpoint(path[0])} → {_endpoint(path[-1])}, {ns:.1f} ns"
 
 
 def render_markdown(doc):
