@@ -131,6 +131,10 @@ def cmd_fpga(args):
             print(f"gpublocks: fpga: {exc}", file=sys.stderr)
             failed += 1
             continue
+        if r.get("fits") is False:
+            print(f"{r['name']}: LUT4 {r['lut4']}, CCU2C {r['ccu2c']}, FF {r['ff']}, MULT18X18D {r['dsp']}, "
+                  f"DP16KD {r['bram']}; does not fit the device (TRELLIS_COMB {r['comb']}): no Fmax")
+            continue
         verdict = "met" if r["met"] else "MISSED"
         path = r.get("critical_path_summary", {})
         print(f"{r['name']}: LUT4 {r['lut4']}, CCU2C {r['ccu2c']}, FF {r['ff']}, MULT18X18D {r['dsp']}, "

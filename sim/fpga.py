@@ -51,8 +51,8 @@ CELLS = {"LUT4": "lut4", "CCU2C": "ccu2c", "TRELLIS_FF": "ff", "MULT18X18D": "ds
          "ALU54B": "alu54b", "DP16KD": "bram", "TRELLIS_DPR16X4": "dpram"}
 DUT = "harness.dut"           # the block's instance path in the board top
 # what build/fpga/report.json keeps of a build record
-REPORT_KEYS = ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram", "fmax_mhz", "target_mhz", "met",
-               "seconds", "critical_path", "block", "block_parts")
+REPORT_KEYS = ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram", "fits", "fmax_mhz", "target_mhz",
+               "met", "seconds", "critical_path", "block", "block_parts")
 
 
 class FpgaBuildError(RuntimeError):
@@ -180,6 +180,28 @@ def _step(step):
            f" -> {step['to']['port']}"
 
 
+NO_FIT = "Unable to find legal placement"
+
+
+def _placer_utilisation(log):
+    """{cell type: used} from nextpnr's "Device utilisation" lines (``TRELLIS_COMB: 110690/
+    83640 132%``), for a build that could not be placed and so has no ``--report``."""
+    used = {}
+    for cell, n, total in re.findall(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)", log.read_text(errors="replace"), re.M):
+        if int(n):
+            used[cell] = int(n)
+            used[f"{cell}_available"] = int(total)
+    return used
+
+
+def _utilisation_text(log):
+    """The over-full resources: ``TRELLIS_COMB 110690 of 83640``."""
+    used = _placer_utilisation(log)
+    over = [f"{c} {n} of {used[c + '_available']}" for c, n in used.items()
+            if not c.endswith("_available") and n > used[c + "_available"]]
+    return ", ".join(over) or "placement failed"
+
+
 def _timing(report, clock_mhz):
     """(Fmax of the design clock, critical path summary) from nextpnr's ``--report`` JSON."""
     data = json.loads(report.read_text())
@@ -267,14 +289,22 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
                 write_reports(name, old)
                 return old
         details = {"synth": f"{name}.rpt", "pnr": f"{name}.tim", "pack": "pack.log"}
-        ripup, router = False, "router1"
+        ripup, router, fits = False, "router1", True
         for label, line in _commands(script):
             if label != "pnr":
                 stage(label, lambda: tool(label, ["sh", "-c", line], details[label]))
                 continue
             # exec: the tool is the shell's own process, so a time limit kills the tool itself
-            if not stage(label, lambda: tool(label, ["sh", "-c", f"exec {line}"], details[label],
-                                             limit=ROUTER1_LIMIT_S)):
+            try:
+                routed = stage(label, lambda: tool(label, ["sh", "-c", f"exec {line}"],
+                                                   details[label], limit=ROUTER1_LIMIT_S))
+            except FpgaBuildError:
+                if NO_FIT not in (out / details[label]).read_text(errors="replace"):
+                    raise
+                fits = False
+                progress(f"{name}: does not fit the device ({_utilisation_text(out / details[label])})")
+                break                  # no bitstream; the synthesized counts are still the result
+            if not routed:
                 progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
                          f"routing again with {ROUTER2}")
                 router = "router2"
@@ -296,12 +326,15 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
 
         total, _ = _cell_counts(out / f"{name}.json", name, rtlil)
         block, parts = _cell_counts(out / "block.json", name, (out / "block.il").read_text())
-        fmax, critical, placed = _timing(out / f"{name}.report.json", TARGET_MHZ)
+        if fits:
+            fmax, critical, placed = _timing(out / f"{name}.report.json", TARGET_MHZ)
+        else:
+            fmax, critical, placed = None, {"path": []}, _placer_utilisation(out / details["pnr"])
         record = {
             "name": name, "params": params or {}, "board": board, **total,
-            "comb": placed.get("TRELLIS_COMB", 0),
-            "fmax_mhz": fmax, "target_mhz": TARGET_MHZ, "met": fmax >= TARGET_MHZ, "ripup": ripup,
-            "router": router,
+            "comb": placed.get("TRELLIS_COMB", 0), "fits": fits,
+            "fmax_mhz": fmax, "target_mhz": TARGET_MHZ, "met": fits and fmax >= TARGET_MHZ,
+            "ripup": ripup, "router": router,
             "seconds": round(time.monotonic() - start, 1), "seed": SEED,
             "critical_path": critical["path"],
             "critical_path_summary": {k: v for k, v in critical.items() if k != "path"},
@@ -335,8 +368,9 @@ def _markdown(report):
         own = r.get("block", {})          # entries written before the block stage existed
         block = f"{own.get('lut4', 0)} / {own.get('ccu2c', 0)} / {own.get('ff', 0)}"
         met = "yes" if r["met"] else f"no (target {r['target_mhz']})"
+        fmax = "does not fit" if r.get("fits") is False else f"{r['fmax_mhz']:.1f}"
         rows.append([name, params_text(r["params"]), r["lut4"], r["ccu2c"], r["comb"], r["ff"], r["dsp"],
-                     r["bram"], block, f"{r['fmax_mhz']:.1f}", met])
+                     r["bram"], block, fmax, met])
     return markdown_page("FPGA builds (ULX3S-85F, LFE5U-85F-6 CABGA381, nextpnr seed 1)",
                          "Cells of the whole design (block, LFSR/XOR harness, PLL); the block column is "
                          "`synth_ecp5` of the block alone. Fmax of the 100 MHz PLL clock after routing. "

@@ -85,7 +85,7 @@ def build_document():
         f, s = fpga.get(block.name), synth.get(block.name)
         rows.append([block.name, cov, f"{met} / {len(rows_t)}" + (f" (short: {', '.join(short)})" if short else ""),
                      *(str(f[k]) if f else "-" for k in ("lut4", "ff", "dsp", "bram")),
-                     (f"{f['fmax_mhz']:.1f}" + ("" if f["met"] else " ❌")) if f else "-",
+                     _fmax_text(f) if f else "-",
                      str(s["nand2_eq"]) if s else "-", str(s["memory_bits"]) if s else "-"])
     doc += [("h2", "Summary"),
             ("p", "One row per block at its default parameters. FPGA: Lattice ECP5 LFE5U-85F "
@@ -115,7 +115,7 @@ def build_document():
         doc.append(("table", ["build", "parameters", "LUT4", "CCU2C", "FF", "MULT18X18D", "DP16KD",
                               "Fmax (MHz)", "≥ 100 MHz", "critical path"],
                     [[name, params_text(r["params"]), *(str(r[k]) for k in ("lut4", "ccu2c", "ff", "dsp", "bram")),
-                      f"{r['fmax_mhz']:.1f}", MARK["pass" if r["met"] else "short"],
+                      _fmax_text(r, mark=False), MARK["pass" if r["met"] else "short"],
                       _path_summary(r)] for name, r in fpga.items()]))
     else:
         doc.append(("p", "Not built: run `gpublocks fpga --all`."))
@@ -131,6 +131,12 @@ def build_document():
     else:
         doc.append(("p", "Not run: run `gpublocks synth --all`."))
     return doc
+
+
+def _fmax_text(r, mark=True):
+    if r.get("fits") is False:
+        return f"does not fit (TRELLIS_COMB {r['comb']})"
+    return f"{r['fmax_mhz']:.1f}" + ("" if r["met"] or not mark else " ❌")
 
 
 def _endpoint(step):

@@ -156,6 +156,8 @@ def _mr_trace(f, _):
 
 def _dfp_fmax(_, fpga):
     r = fpga["dfp"]
+    if r.get("fits") is False:
+        return "does not fit the device", False
     return f"{r['fmax_mhz']:.1f} MHz, {r['dsp']} MULT18X18D", r["fmax_mhz"] >= 100 and r["dsp"] == 16
 
 

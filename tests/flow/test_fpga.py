@@ -42,6 +42,18 @@ def test_harness_flattens_streams_and_toggles_every_input():
     assert len(seen_pins) > PINS, "the pins do not follow the outputs"
 
 
+def test_a_design_too_big_is_read_from_the_placer_log(tmp_path):
+    from sim.fpga import _placer_utilisation, _utilisation_text
+    log = tmp_path / "x.tim"
+    log.write_text("Info: Device utilisation:\nInfo: \t          TRELLIS_IO:       9/    365     2%\n"
+                   "Info: \t              DP16KD:       0/    208     0%\n"
+                   "Info: \t        TRELLIS_COMB:  110690/  83640   132%\n"
+                   "ERROR: Unable to find legal placement for all cells\n")
+    assert _placer_utilisation(log) == {"TRELLIS_IO": 9, "TRELLIS_IO_available": 365,
+                                        "TRELLIS_COMB": 110690, "TRELLIS_COMB_available": 83640}
+    assert _utilisation_text(log) == "TRELLIS_COMB 110690 of 83640"
+
+
 def test_yowasp_stack_runs_the_tools_and_refuses_others():
     import subprocess
     import sys

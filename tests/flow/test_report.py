@@ -67,6 +67,7 @@ def test_judge_by_tests_and_by_fpga():
     assert judge(p9, {}, {"dfp": {"fmax_mhz": 99.9, "dsp": 16}}, None)[1] == "short"
     assert judge(p9, {}, {"dfp": {"fmax_mhz": 120.0, "dsp": 15}}, None)[1] == "short"
     assert judge(p9, {}, {}, None)[1] == "not measured"
+    assert judge(p9, {}, {"dfp": {"fits": False, "fmax_mhz": None, "dsp": 16}}, None)[1] == "short"
 
 
 def test_wdist_ratio_targets_need_the_spec_machine():
