@@ -505,11 +505,15 @@ def pick_command(rng, pages, pool, swap=True, wild=0.2):
     pool now: mostly one the PT lets start (PROMOTE or, with ``swap``, SWAP of a far page,
     DEMOTE of a near one, a near SWAP victim); a fraction ``wild`` on any page or with a bad
     op, so that REJ_STATE and REJ_NOFRAME come up too."""
-    op = rng.choice((1, 1, 1, 2, 2, 3) if swap else (1, 1, 1, 2, 2))
+    near = [q for q in pages if pool[q] == 0]
+    far = [q for q in pages if pool[q] == 1]
+    # a startable op: DEMOTE needs a near page, PROMOTE a far one, SWAP both (in inclusive mode
+    # every page starts far: a DEMOTE drawn then was rejected, CI seed 802814493)
+    ops = (1, 1, 1, 2, 2, 3) if swap else (1, 1, 1, 2, 2)
+    op = rng.choice([o for o in ops if (near if o == 2 else far) and (o != 3 or near)] or ops)
     if rng.random() < wild:
         return rng.choice((op, 5)), rng.choice(pages), rng.choice(pages)
-    near = [q for q in pages if pool[q] == 0] or pages
-    far = [q for q in pages if pool[q] == 1] or pages
+    near, far = near or pages, far or pages
     return op, rng.choice(near if op == 2 else far), rng.choice(near)
 
 

@@ -59,6 +59,17 @@ def test_router_seed_page_regression_seed_561384387():
         MIG_STALL=seed % 2)
 
 
+@pytest.mark.slow
+@pytest.mark.req("MR-V3")
+def test_router_seed_page_regression_seed_802814493():
+    """CI seed 802814493 (inclusive mode, every page far): two of the four random commands
+    were DEMOTEs of far pages, rejected, and the one that started aborted on the poisoned page,
+    so no migration completed. Commands are now drawn among the ops the PT lets start."""
+    seed = 802814493
+    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
+        MIG_STALL=seed % 2)
+
+
 @pytest.mark.req("MR-F19", "MR-F20", "MR-F21", "MR-F22", "MR-F23", "MR-F24", "MR-F25",
                  "MR-F26", "MR-F27", "MR-F28", "MR-F29", "MR-F30", "MR-F31", "MR-F33",
                  "MR-F34", "MR-F35", "MR-F36", "MR-F37", "MR-F38", "MR-E9", "MR-E13", "MR-V2",
