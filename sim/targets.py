@@ -291,7 +291,7 @@ def judge(target, figures, fpga, test_state):
     """
     if target.check is None:
         marker = {"passed": "pass (tests)", "failed": "fail (tests)"}.get(test_state, "not run")
-        return "proven cycle by cycle in the tests citing it", marker
+        return "judged by the tests citing it (last make test)", marker
     try:
         text, ok = target.check(figures or {}, fpga or {})
     except KeyError:
