@@ -131,14 +131,14 @@ def cmd_fpga(args):
             print(f"gpublocks: fpga: {exc}", file=sys.stderr)
             failed += 1
             continue
+        cells = (f"{r['name']}: LUT4 {r['lut4']}, CCU2C {r['ccu2c']}, FF {r['ff']}, "
+                 f"MULT18X18D {r['dsp']}, DP16KD {r['bram']}")
         if r.get("fits") is False:
-            print(f"{r['name']}: LUT4 {r['lut4']}, CCU2C {r['ccu2c']}, FF {r['ff']}, MULT18X18D {r['dsp']}, "
-                  f"DP16KD {r['bram']}; does not fit the device (TRELLIS_COMB {r['comb']}): no Fmax")
+            print(f"{cells}; does not fit the device (TRELLIS_COMB {r['comb']}): no Fmax")
             continue
         verdict = "met" if r["met"] else "MISSED"
         path = r.get("critical_path_summary", {})
-        print(f"{r['name']}: LUT4 {r['lut4']}, CCU2C {r['ccu2c']}, FF {r['ff']}, MULT18X18D {r['dsp']}, "
-              f"DP16KD {r['bram']}; Fmax {r['fmax_mhz']:.1f} MHz ({verdict} {r['target_mhz']} MHz)")
+        print(f"{cells}; Fmax {r['fmax_mhz']:.1f} MHz ({verdict} {r['target_mhz']} MHz)")
         if path.get("from"):
             print(f"  critical path {path['ns']} ns ({path['logic_ns']} logic): {path['from']} -> {path['to']}")
     if len(selected) > failed:
@@ -215,6 +215,14 @@ def cmd_vplan(args):
     return 0
 
 
+def _build_args(p, force_help):
+    """BLOCK ..., --all, -p and --force: the arguments of the commands that build designs."""
+    p.add_argument("blocks", nargs="*", metavar="BLOCK")
+    p.add_argument("--all", action="store_true", help="every block that is built")
+    p.add_argument("-p", dest="param", action="append", metavar="NAME=VALUE", help="override a parameter")
+    p.add_argument("--force", action="store_true", help=force_help)
+
+
 def build_parser():
     parser = _Parser(prog="gpublocks", description="GPU hardware blocks: Verilog, simulation, checks, figures.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -252,18 +260,12 @@ def build_parser():
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("fpga", help="FPGA build (ULX3S-85F, YoWASP): LUT/FF/DSP/BRAM, Fmax -> build/fpga/")
-    p.add_argument("blocks", nargs="*", metavar="BLOCK")
-    p.add_argument("--all", action="store_true", help="every block that is built")
-    p.add_argument("-p", dest="param", action="append", metavar="NAME=VALUE", help="override a parameter")
+    _build_args(p, "rebuild even when the tool inputs are unchanged")
     p.add_argument("--board", default="ulx3s-85f", help="target board (default ulx3s-85f, the only one)")
-    p.add_argument("--force", action="store_true", help="rebuild even when the tool inputs are unchanged")
     p.set_defaults(func=cmd_fpga)
 
     p = sub.add_parser("synth", help="generic Yosys synthesis: cells, NAND2 equivalents -> build/synth/")
-    p.add_argument("blocks", nargs="*", metavar="BLOCK")
-    p.add_argument("--all", action="store_true", help="every block that is built")
-    p.add_argument("-p", dest="param", action="append", metavar="NAME=VALUE", help="override a parameter")
-    p.add_argument("--force", action="store_true", help="rerun even when the RTL is unchanged")
+    _build_args(p, "rerun even when the RTL is unchanged")
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser("report", help="one page of every figure and target -> build/report/index.md, .html")
