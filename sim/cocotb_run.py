@@ -54,8 +54,11 @@ def file_lock(path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _runner(sim):
+def _runner(sim, probes=()):
     require(sim)
+    if sim == "verilator":
+        from sim.verilator_runner import PortsPublicVerilator
+        return PortsPublicVerilator(probes)
     from cocotb_tools.runner import get_runner
     return get_runner(sim)
 
@@ -87,7 +90,7 @@ def build(block, params, sim="verilator", waves=False):
 
     Returns (runner, module name, build directory, seconds spent building).
     """
-    runner = _runner(sim)
+    runner = _runner(sim, block.probes)
     name = module_name(block, params)
     text = convert(block, params, name)
     build_args = []
@@ -97,7 +100,8 @@ def build(block, params, sim="verilator", waves=False):
             build_args += ["--trace-fst", "--trace-structs"]
         elif waves:
             build_args += ["--trace-structs"]      # VCD: no lz4 header for the FST writer
-    key = hashlib.sha256(json.dumps([text, build_args, waves]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps([text, build_args, waves, list(block.probes), "ports-public"])
+                         .encode()).hexdigest()[:12]
     variant = f"{name}-{key}"
     bdir = build_dir("sim", sim, variant)
     stamp = bdir / "build.stamp"

@@ -40,6 +40,7 @@ class Block:
     issue: int | None = None
     status: str = "ready"
     notes: tuple = field(default=())
+    probes: tuple = ()               # internal signals testbenches read ("sub.path.signal")
 
     @property
     def ready(self):

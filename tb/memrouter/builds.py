@@ -22,6 +22,9 @@ BLOCK = Block(
     params=(Param("CFG", 1, "0..4", "reset configuration: CFG-A, B, C, D, G64"),
             Param("N_PROC", 1, "1..4", "processor ports"),
             Param("ROB_BEATS", 256, "16..4096", "response buffer beats")),
+    # stress_tb samples MR-V5's counters back door in the cycle after MIG_DONE
+    probes=("engine.inc_done", "csr.cnt_mig_walk_fills", "csr.cnt_mig_demand_fills",
+            "csr.cnt_mig_prevalid", "csr.cnt_mig_full_writes"),
 )
 
 # B: the default hardware (MR-P1); A2: N_OFF = 2, two processor ports (MR-P2 on CFG-A and,

@@ -556,9 +556,11 @@ async def two_flush_reqs_one_cycle(dut):
     Y = tb.add_cga(1)
     X = tb.add_cga(2, n_beats=1, empty_last=True)
     assert [b["gcga_last"] for b in tb.beats] == [1, 0, 1]
-    await tb.step(present=True)                    # Y allocated
-    await tb.step(present=True)                    # X's first beat
-    tb.due_cc.clear()                              # completions only from the script
+    # no completions but the script's: a random one could complete Y's CTA here (its due
+    # delay may be 0 or 1 cycles; seed 657518986 did) and Y would finish before X
+    await tb.step(present=True, cc_policy=lambda: None)    # Y allocated
+    await tb.step(present=True, cc_policy=lambda: None)    # X's first beat
+    tb.due_cc.clear()
     script = {tb.t: (sm, 1, X.cga_id, False, X), tb.t + 1: (sm, 1, X.cga_id, False, X),
               tb.t + 2: (sm, 1, Y.cga_id, False, Y)}
 
