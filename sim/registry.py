@@ -122,6 +122,15 @@ REGISTRY = {b.name: b for b in [
                 Param("ports", 4, "1..8", "write ports")),
     ),
     Block(
+        name="memfifo", kind="common",
+        summary="first-word-fall-through FIFO in a synchronous-read memory (block RAM on FPGA; "
+                "the memrouter free lists and QoS queues)",
+        spec="memrouter.md MR-F30", top="hw.common.memfifo:MemFifo",
+        testbench="tb.common.memfifo_tb",
+        params=(Param("width", 64, "1..4096", "entry width in bits"),
+                Param("depth", 64, "2..65536", "entries")),
+    ),
+    Block(
         name="prefix_popcount", kind="common",
         summary="exclusive prefix population count, log-depth (wdist WD-F9)",
         spec="wdist.md WD-F9", top="hw.common.popcount:PrefixPopcount",

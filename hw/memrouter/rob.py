@@ -10,7 +10,7 @@ the slots in order and presents a beat as soon as its slot is complete, so ``prs
 depends on stored state only, never on ``prsp.ready`` (MR-I7).
 """
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -85,10 +85,13 @@ class RespRob(wiring.Component):
         m.submodules.meta = meta = Memory(shape=8 + 5 + 1 + 5, depth=n, init=[])
         mw = meta.write_port()
         mr = meta.read_port(domain="comb")
-        # beat data and per-beat err (reads)
+        # beat data and per-beat err (reads). The read port is synchronous so that FPGA block
+        # RAM can hold the beats (LUT RAM otherwise): it reads the slot the sender will be at
+        # in the next cycle and is transparent to the completion write, so the data is the
+        # same as an asynchronous read of the current slot.
         m.submodules.beats = beats = Memory(shape=256 + 2, depth=n, init=[])
         bw = beats.write_port()
-        br = beats.read_port(domain="comb")
+        br = beats.read_port(transparent_for=[bw])
         # completion flags a and b per slot, each (phase, err) in a memory: a slot is complete
         # when its stored phase equals the parity of the lap the sender is in at that slot, so
         # passing a slot needs no clearing write (every reserved slot has both flags written
@@ -135,7 +138,7 @@ class RespRob(wiring.Component):
         mr.addr = base
         r_id, r_nb, r_wr, r_res = mr.data[0:8], mr.data[8:13], mr.data[13], mr.data[14:19]
         cur = wrap(base + k)
-        br.addr = cur
+        cur_next = br.addr = Signal(sw)
         have = Signal()
         m.d.comb += have.eq(nonzero(reqs))
         base_a = Signal()
@@ -172,6 +175,14 @@ class RespRob(wiring.Component):
         done = Signal()
         m.d.comb += done.eq(xfer & last)
         next_base = wrap(base + r_res)
+        with m.If(ResetSignal()):
+            m.d.comb += cur_next.eq(0)
+        with m.Elif(done):
+            m.d.comb += cur_next.eq(next_base)
+        with m.Elif(xfer):
+            m.d.comb += cur_next.eq(wrap(cur + 1))
+        with m.Else():
+            m.d.comb += cur_next.eq(cur)
         with m.If(xfer):
             with m.If(~nonzero(k) & ~r_wr):
                 m.d.sync += rej.eq(Mux(rejected, base_err, 0))

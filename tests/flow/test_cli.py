@@ -36,7 +36,7 @@ def test_list_json(cli):
 def test_verilog_all_and_lint_all(cli, build):
     code, out, _ = cli("verilog", "--all")
     assert code == 0
-    names = ("arbiter", "skid", "mwfifo", "prefix_popcount", "lzc", "dfp", "dfp_quantizer",
+    names = ("arbiter", "skid", "mwfifo", "memfifo", "prefix_popcount", "lzc", "dfp", "dfp_quantizer",
              "dfp_dequantizer", "dfp_downconverter", "trackq", "tma", "wdist", "memrouter")
     for name in names:
         text = (build / "verilog" / f"{name}.v").read_text()

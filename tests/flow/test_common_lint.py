@@ -86,3 +86,20 @@ def test_mwfifo_rejects_bad_parameters(override, words):
     block = registry.get("mwfifo")
     with pytest.raises(UsageError, match=words):
         block.check_params(block.resolve_params(override))
+
+
+@pytest.mark.parametrize("width,depth", [(64, 64), (5, 3), (1, 2), (27, 1024)])
+def test_memfifo_verilog_lints_clean(width, depth, tmp_path):
+    block = registry.get("memfifo")
+    path, module = write_verilog(block, block.resolve_params({"width": width, "depth": depth}),
+                                 out_dir=tmp_path)
+    ok, messages = lint(path, module)
+    assert ok, messages
+
+
+@pytest.mark.parametrize("override, words", [({"width": 0}, "width"), ({"depth": 1}, "depth"),
+                                              ({"depth": 65537}, "depth")])
+def test_memfifo_rejects_bad_parameters(override, words):
+    block = registry.get("memfifo")
+    with pytest.raises(UsageError, match=words):
+        block.check_params(block.resolve_params(override))
