@@ -168,6 +168,9 @@ class Rasterizer(wiring.Component):
                 regs[k] = Signal(w, name=f"{name}_{k}", init=1)
             return regs
         dcfg, ecfg = config("dcfg"), config("ecfg")
+        # the emit stage's limits minus one (wrap compares); loaded with ecfg
+        last = {k: Signal(len(ecfg[k]), name=f"ecfg_{k}_m1", init=ecfg[k].init - 1)
+                for k in ("ux", "uy", "isz", "ix", "iy", "iz", "ox", "oy")}
 
         # ---------------- divide stage ---------------------------------------------------------
         head = data.View(entry_l, fifo.r_data)
@@ -287,21 +290,21 @@ class Rasterizer(wiring.Component):
                          rec.is_cga.eq(d_entry.is_cga), rec.cga_id.eq(d_entry.cga_id),
                          rec.cga_cta_id.eq(cp.cga_cta_id)]
 
-        # the state after this cycle: +1 on the position (PLAIN) or on the rank digits
+        # the state after this cycle: +1 on the position (PLAIN) or on the rank digits. A digit
+        # wraps when it holds its limit - 1 (a register loaded with the grid) and the carry
+        # comes in, so the carries are an AND of parallel compares, not a chain of adders.
         x2 = src_pos[0] + 1
-        wx = eq(x2, ux)
+        wx = eq(src_pos[0], last["ux"])
         y2 = src_pos[1] + wx
-        wy = wx & eq(y2, uy)
+        wy = wx & eq(src_pos[1], last["uy"])
         step_pos = [Mux(wx, 0, x2)[:p.GX_W], Mux(wy, 0, y2)[:p.GY_W], (src_pos[2] + wy)[:p.GZ_W]]
         step_dig, carry = {}, Const(1)
         for n, lim in (("rx", "ix"), ("ry", "iy"), ("rz", "iz"), ("vx", "ox"), ("vy", "oy")):
-            v = src_dig[n] + carry
-            wrap = carry & eq(v, ecfg[lim])
-            step_dig[n] = Mux(wrap, 0, v)
+            wrap = carry & eq(src_dig[n], last[lim])
+            step_dig[n] = Mux(wrap, 0, src_dig[n] + carry)
             carry = wrap
         step_dig["vz"] = src_dig["vz"] + carry
-        r1 = src_dig["r"] + 1
-        step_dig["r"] = Mux(eq(r1, ecfg["isz"]), 0, r1)
+        step_dig["r"] = Mux(eq(src_dig["r"], last["isz"]), 0, src_dig["r"] + 1)
         step_dig["rho"] = src_dig["rho"] + 1
         with m.If(take_run | emit):
             # the position stays on the run's last CTA (the next delta counts from there)
@@ -311,6 +314,7 @@ class Rasterizer(wiring.Component):
             m.d.sync += [e_left.eq(src_left - emit), e_meta.eq(src_meta)]
         with m.If(e_take & eq_const(d_kind, _GRID)):
             m.d.sync += [ecfg[k].eq(dcfg[k]) for k in ecfg]
+            m.d.sync += [last[k].eq(dcfg[k] - 1) for k in last]
             m.d.sync += [q.eq(0) for q in pos]
 
         m.d.comb += self.idle.eq(~fifo.r_rdy & ~d_valid & is_zero(e_left) & ~out.valid)
