@@ -25,8 +25,9 @@ import cocotb
 from cocotb.triggers import Lock, RisingEdge
 
 from golden.memrouter.csr import Csr, OFFSETS
-from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EV_PT_UPDATE,
-                                      EVENT_NAMES, EVT, FULL_BE, PREQ, PRSP, PTE, UNMAPPED_PTE)
+from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EV_DONE,
+                                      EV_PT_UPDATE, EVENT_NAMES, EVT, FULL_BE, PREQ, PRSP, PTE,
+                                      UNMAPPED_PTE)
 from golden.memrouter.reference import FlatReference
 from golden.memrouter.ifmap import pt_init
 from golden.memrouter.params import CFG_NAMES, reference
@@ -37,6 +38,7 @@ from tb.common.stream import StreamDriver, StreamMonitor, sim_cycle
 from tb.memrouter.portsim import PyPorts
 from hw.memrouter.csr import CFG_REGS, PORT_REGS
 
+EXTRA_CMDS = 8                  # random_migrations: PROMOTEs added while MIN_DONE is not reached
 PORT_BEATS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))      # (wr, cls): RD_N .. WR_M
 
 
@@ -500,16 +502,21 @@ def check_map(b, init, slack=2, since=0):
     return len(b.mlog) - since
 
 
-def pick_command(rng, pages, pool, swap=True, wild=0.2):
+def pick_command(rng, pages, pool, swap=True, wild=0.2, promote=False):
     """A random MIG_CMD as (op, page, MIG_ARG) on ``pages``, ``pool`` mapping a page to its
     pool now: mostly one the PT lets start (PROMOTE or, with ``swap``, SWAP of a far page,
     DEMOTE of a near one, a near SWAP victim); a fraction ``wild`` on any page or with a bad
-    op, so that REJ_STATE and REJ_NOFRAME come up too."""
+    op, so that REJ_STATE and REJ_NOFRAME come up too. ``promote``: a PROMOTE of a far page,
+    the one op that always starts (it swaps or demotes a victim when no near frame is free,
+    while a DEMOTE needs a free far frame: CI seed 1578396570 drew two DEMOTEs on CFG-G64,
+    where every far frame was in use, and both were rejected with REJ_NOFRAME)."""
     near = [q for q in pages if pool[q] == 0]
     far = [q for q in pages if pool[q] == 1]
     # a startable op: DEMOTE needs a near page, PROMOTE a far one, SWAP both (in inclusive mode
     # every page starts far: a DEMOTE drawn then was rejected, CI seed 802814493)
     ops = (1, 1, 1, 2, 2, 3) if swap else (1, 1, 1, 2, 2)
+    if promote and far:
+        ops = (1,)
     op = rng.choice([o for o in ops if (near if o == 2 else far) and (o != 3 or near)] or ops)
     if rng.random() < wild:
         return rng.choice((op, 5)), rng.choice(pages), rng.choice(pages)
@@ -580,15 +587,33 @@ async def random_migrations(dut):
             pool[e[2]] = PTE.decode(e[3]).pool
     b.on_event.append(track_pool)
 
+    min_done = int(os.environ.get("MIN_DONE", "2"))
+    n_cmds = int(os.environ.get("CMDS", "12"))
+
+    def done_so_far():
+        return sum(1 for ev in b.events if ev[0] == EV_DONE)
+
     async def commands():
-        for k in range(int(os.environ.get("CMDS", "12"))):
+        # CMDS random commands; then, while fewer than MIN_DONE have completed (a command can
+        # still abort: a CLOCK victim may be a poisoned page), up to EXTRA_CMDS PROMOTEs of
+        # clean pages, each after the engine has gone quiet
+        clean = [q for q in pages if q not in ro]
+        k = 0
+        while k < n_cmds or (done_so_far() < min_done and k < n_cmds + EXTRA_CMDS):
+            if k >= n_cmds:
+                await b.wait_engine_quiet()
+                if done_so_far() >= min_done:
+                    break
+                cmds["extra"] += 1
             await b.cycles(rng.randint(200, 2500))
-            # the first one on a page without poison, one the PT lets start when it is drawn
-            op, page, arg = pick_command(rng, [q for q in pages if q not in ro] if k == 0
-                                         else pages, pool, swap=mode == 0, wild=0.2 * (k > 0))
+            # the first one (and every extra one) a PROMOTE on a page without poison
+            first = k == 0 or k >= n_cmds
+            op, page, arg = pick_command(rng, clean if first else pages, pool,
+                                         swap=mode == 0, wild=0 if first else 0.2, promote=first)
             await b.csr("MIG_ARG", True, arg)
             _, err = await b.csr("MIG_CMD", True, op | page << 16)
             cmds["rejected_full" if err else "queued"] += 1
+            k += 1
     await commands()
     await b.drain()
     await b.wait_engine_quiet()
@@ -601,5 +626,4 @@ async def random_migrations(dut):
                   f"{ {EVENT_NAMES[c]: v for c, v in sorted(codes.items())} }, "
                   f"{len(moved)} pages remapped, {mirrored} memory requests checked against "
                   f"the PT mirror, {sim_cycle()} cycles")
-    min_done = int(os.environ.get("MIN_DONE", "2"))
-    assert codes[6] >= min_done, f"too few migrations completed: {dict(codes)}"
+    assert codes[EV_DONE] >= min_done, f"too few migrations completed: {dict(codes)}"

@@ -70,6 +70,18 @@ def test_router_seed_page_regression_seed_802814493():
         MIG_STALL=seed % 2)
 
 
+@pytest.mark.slow
+@pytest.mark.req("MR-V3")
+def test_router_seed_page_regression_seed_1578396570():
+    """CI seed 1578396570 (exclusive mode): the first command was a DEMOTE, rejected with
+    REJ_NOFRAME (every far frame in use on CFG-G64), the only one that started aborted on a
+    poisoned page, so no migration completed. The first command is now a PROMOTE of a clean
+    page, and PROMOTEs are added while MIN_DONE is not reached."""
+    seed = 1578396570
+    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
+        MIG_STALL=seed % 2)
+
+
 @pytest.mark.req("MR-F19", "MR-F20", "MR-F21", "MR-F22", "MR-F23", "MR-F24", "MR-F25",
                  "MR-F26", "MR-F27", "MR-F28", "MR-F29", "MR-F30", "MR-F31", "MR-F33",
                  "MR-F34", "MR-F35", "MR-F36", "MR-F37", "MR-F38", "MR-E9", "MR-E13", "MR-V2",
