@@ -12,7 +12,6 @@ TB = "tb.common.memfifo_tb"
 BUILDS = [(64, 64), (5, 3), (1, 2), (27, 1024)]
 
 
-@pytest.mark.req("MR-F30")
 @pytest.mark.parametrize("width,depth", BUILDS)
 def test_memfifo(width, depth, seed):
     block = registry.get("memfifo")

@@ -39,47 +39,37 @@ def test_router_line_service_matches_golden(seed):
     run("B", seed, "random_traffic", FAR_ALLOC=1)
 
 
+def seed_page_migrations(seed):
+    """Four random migration commands on CFG-G64 (at least one completing), MODE and
+    MIG_STALL from the seed."""
+    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
+        MIG_STALL=seed % 2)
+
+
 @pytest.mark.req("MR-C1", "MR-F12", "MR-F13", "MR-F14", "MR-F16", "MR-V2", "MR-V3")
 def test_router_seed_page_lines_and_migrations(seed):
     """CFG-G64, the seed's 64-KiB page (NS = 2048, 4 lines): the line service (FAR_ALLOC = 1)
     matches the golden router, and four random migration commands (at least one completing),
     each copying 2048 sectors, keep the flat reference and the PT mirror."""
     run("G64", seed, "random_traffic", FAR_ALLOC=1)
-    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
-        MIG_STALL=seed % 2)
+    seed_page_migrations(seed)
 
 
+# CI seeds of test_router_seed_page_lines_and_migrations, each with what it found:
+# 561384387: the last FLUSH write-back was still in the port model when the back-door check
+#   read it (the check now waits for STATUS.IDLE after FLUSH).
+# 802814493 (inclusive mode, every page far): two of the four random commands were DEMOTEs of
+#   far pages, rejected, and the one that started aborted on the poisoned page, so no
+#   migration completed (commands are now drawn among the ops the PT lets start).
+# 1578396570 (exclusive mode): the first command was a DEMOTE, rejected with REJ_NOFRAME (every
+#   far frame in use on CFG-G64), and the only one that started aborted on a poisoned page (the
+#   first command is now a PROMOTE of a clean page, and PROMOTEs are added while MIN_DONE is
+#   not reached).
 @pytest.mark.slow
 @pytest.mark.req("MR-V3")
-def test_router_seed_page_regression_seed_561384387():
-    """CI seed 561384387: the last FLUSH write-back was still in the port model when the
-    back-door check read it (the check now waits for STATUS.IDLE after FLUSH)."""
-    seed = 561384387
-    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
-        MIG_STALL=seed % 2)
-
-
-@pytest.mark.slow
-@pytest.mark.req("MR-V3")
-def test_router_seed_page_regression_seed_802814493():
-    """CI seed 802814493 (inclusive mode, every page far): two of the four random commands
-    were DEMOTEs of far pages, rejected, and the one that started aborted on the poisoned page,
-    so no migration completed. Commands are now drawn among the ops the PT lets start."""
-    seed = 802814493
-    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
-        MIG_STALL=seed % 2)
-
-
-@pytest.mark.slow
-@pytest.mark.req("MR-V3")
-def test_router_seed_page_regression_seed_1578396570():
-    """CI seed 1578396570 (exclusive mode): the first command was a DEMOTE, rejected with
-    REJ_NOFRAME (every far frame in use on CFG-G64), the only one that started aborted on a
-    poisoned page, so no migration completed. The first command is now a PROMOTE of a clean
-    page, and PROMOTEs are added while MIN_DONE is not reached."""
-    seed = 1578396570
-    run("G64", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
-        MIG_STALL=seed % 2)
+@pytest.mark.parametrize("fixed_seed", [561384387, 802814493, 1578396570])
+def test_router_seed_page_regression_seeds(fixed_seed):
+    seed_page_migrations(fixed_seed)
 
 
 @pytest.mark.req("MR-F19", "MR-F20", "MR-F21", "MR-F22", "MR-F23", "MR-F24", "MR-F25",
