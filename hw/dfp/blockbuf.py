@@ -1,6 +1,7 @@
 """The block buffer shared by the quantizer and the down-converter: ping-pong storage of two
-blocks (DFP-P6), block cutting at BLK_MAX (DFP-E7), the per-block tallies of saturations
-and magnitudes for the last-beat fields (n_sat, bl, meta), and the output register stage."""
+blocks (DFP-P6), block cutting at BLK_MAX (DFP-E7), the register stages of pass 2, the
+per-block tallies of saturations and magnitudes for the last-beat fields (n_sat, bl, meta),
+and the output register stage."""
 
 from amaranth import C, Cat, Mux, Signal, unsigned
 from amaranth.lib import data
@@ -11,7 +12,7 @@ from golden.dfp.formats import BLK_MAX_RANGE, Q_LANES_LEGAL
 from hw.common.params import check_int, reject
 from hw.dfp.round import bitlen, eq_const, is_zero, popcount
 
-__all__ = ["BlockBuffer", "check_block_params", "block_tally", "register_output"]
+__all__ = ["BlockBuffer", "ReadPipeline", "check_block_params", "block_tally", "register_output"]
 
 
 def check_block_params(component, q_lanes, blk_max):
@@ -31,10 +32,12 @@ class BlockBuffer:
     A block is the beats from the first write after the previous block's end up to a beat with
     ``last`` set, or up to ``depth`` beats (the block is then *cut*: ``w_cut`` is high on its
     final beat, DFP-E7). The writer fills one buffer while the reader streams the other, in
-    block order. Each buffer has a descriptor, sampled from ``w_desc`` on the block's final
-    beat, and its last beat index. A buffer is handed to the reader one cycle after its block
-    ends (the memory write is registered) and back to the writer when the reader issues the
-    read of its last beat, so with ``r_ready`` high blocks stream at one beat per cycle.
+    block order. Each buffer has a descriptor and its last beat index. A buffer is handed to
+    the reader one cycle after its block ends (the memory write is registered); the
+    descriptor is sampled from ``w_desc`` in that cycle (``end`` high), so the caller forms it
+    from its pass-1 registers, off the input beat's path. The buffer goes back to the writer
+    when the reader issues the read of its last beat, so with ``r_ready`` high blocks stream
+    at one beat per cycle.
 
     ``w_ready`` is low only while both buffers hold blocks not yet read out. The read side is
     one synchronous memory read: ``r_data`` is the read port's output register, ``r_valid``,
@@ -57,7 +60,7 @@ class BlockBuffer:
     w_valid, w_data, w_last : Value
         The incoming beat.
     w_desc : Value
-        Descriptor of the block, read on its final beat (``w_end``).
+        Descriptor of the block, read in the cycle after its final beat was accepted (``end``).
     r_ready : Value
         The consumer takes ``r_data`` this cycle.
 
@@ -66,6 +69,9 @@ class BlockBuffer:
     w_ready, w_first, w_end, w_cut : Value
         Writer handshake; the next write is a block's first beat; the beat ends its block;
         it ends it by size, without ``last``.
+    end, end_cut : Signal
+        A block's final beat was accepted in the previous cycle (``w_desc`` is read now); it
+        was cut.
     r_valid, r_data, r_first, r_last : Value
         Read beat.
     r_desc : View of desc_layout
@@ -89,6 +95,8 @@ class BlockBuffer:
         wsel = Signal(name=f"{name}_wsel")
         widx = Signal(iw, name=f"{name}_widx")
         wend = Signal(name=f"{name}_wend")            # the registered write ends its block
+        self.end = wend
+        self.end_cut = Signal(name=f"{name}_end_cut")
         self.w_ready = ~Mux(wsel, full[1], full[0])
         accept = w_valid & self.w_ready
         at_depth = eq_const(widx, depth - 1)
@@ -96,19 +104,19 @@ class BlockBuffer:
         self.w_end = w_last | at_depth
         self.w_cut = at_depth & ~w_last
         m.d.sync += [wp.en.eq(accept), wp.addr.eq(Cat(widx, wsel)), wp.data.eq(w_data),
-                     wend.eq(accept & self.w_end)]
+                     wend.eq(accept & self.w_end), self.end_cut.eq(accept & self.w_cut)]
         with m.If(accept):
             with m.If(self.w_end):
                 m.d.sync += [widx.eq(0), wsel.eq(~wsel)]
                 for k in range(2):
                     with m.If(wsel == k):
-                        m.d.sync += [desc[k].eq(w_desc), lastidx[k].eq(widx)]
+                        m.d.sync += lastidx[k].eq(widx)
             with m.Else():
                 m.d.sync += widx.eq(widx + 1)
         with m.If(wend):                                # its last beat is in memory now
             for k in range(2):
                 with m.If(wp.addr[iw] == k):
-                    m.d.sync += full[k].eq(1)
+                    m.d.sync += [full[k].eq(1), desc[k].eq(w_desc)]
 
         # -- read side ---------------------------------------------------------------------
         raddr = rp.addr                                # {rsel, ridx}: the next read
@@ -138,6 +146,52 @@ class BlockBuffer:
                 m.d.sync += raddr.eq(Cat((ridx + 1)[:iw], rsel))
 
 
+class ReadPipeline:
+    """Register stages of pass 2 between a :class:`BlockBuffer` read and the output register.
+
+    The block-buffer read data come out of a DP16KD with 5.8 ns from clock to output on ECP5,
+    so the shift, rounding and saturation of pass 2 each get a stage of their own to reach
+    100 MHz (issue 9; DFP-P6 leaves 2n + 8 cycles for a block of n beats). Every stage moves
+    when ``advance`` is high (the output register takes a beat) and holds otherwise, so a
+    stalled output freezes the whole pipeline and nothing is dropped or duplicated (DFP-I9).
+
+    ``stage(...)`` registers its values together with the beat's ``r_valid``, ``r_first``,
+    ``r_last`` and ``r_desc``; after it, those attributes name the registered copies, so the
+    object stands in for the buffer in :func:`register_output`. ``stages`` counts the stages.
+    """
+
+    def __init__(self, m, buf, advance):
+        self._m = m
+        self._advance = advance
+        self.r_valid, self.r_first, self.r_last = buf.r_valid, buf.r_first, buf.r_last
+        self.r_desc = buf.r_desc
+        self.stages = 0
+
+    def stage(self, name, **values):
+        """Register ``values`` (a Value, View or list of them per keyword) one stage on.
+
+        ``name`` prefixes the register names. Returns a dict of the registered copies, with the
+        same keys and list shapes.
+        """
+        m = self._m
+        self.stages += 1
+        prefix = f"{name}_"
+
+        def reg(key, value):
+            out = Signal(value.shape(), name=prefix + key)
+            with m.If(self._advance):
+                m.d.sync += out.eq(value)
+            return out
+
+        out = {k: [reg(f"{k}{i}", x) for i, x in enumerate(v)] if isinstance(v, (list, tuple))
+               else reg(k, v) for k, v in values.items()}
+        self.r_valid = reg("valid", self.r_valid)
+        self.r_first = reg("first", self.r_first)
+        self.r_last = reg("last", self.r_last)
+        self.r_desc = reg("desc", self.r_desc)
+        return out
+
+
 def block_tally(m, first, mags, sats):
     """Running totals over a block's output beats, this beat included.
 
@@ -159,7 +213,8 @@ def block_tally(m, first, mags, sats):
 
 
 def register_output(m, o, buf, can_load, out_i, mags, sats, flag, extra):
-    """The output register of a block stream (quantizer, down-converter): one beat of ``buf``.
+    """The output register of a block stream (quantizer, down-converter): one beat of ``buf``
+    (a :class:`BlockBuffer` or the last stage of a :class:`ReadPipeline`).
 
     ``out_i``: the beat's signed outputs; ``mags``/``sats``: their magnitudes and saturation
     flags (for the tallies); ``flag``: the meta bit after bl (inv or exp_ovf); ``extra(last,

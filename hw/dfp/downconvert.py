@@ -3,14 +3,13 @@
 from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2
 
 from golden.dfp.formats import (BIAS_BITS_RANGE, BIASED, CONFIG_FIELDS, DOWN_STATS, IN_W_RANGE,
                                 down_in_fields, down_out_fields, stats_fields)
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
-from hw.dfp.blockbuf import BlockBuffer, check_block_params, register_output
-from hw.dfp.round import (bitlen, gt_const, is_zero, rshift_round,
+from hw.dfp.blockbuf import BlockBuffer, ReadPipeline, check_block_params, register_output
+from hw.dfp.round import (bitlen, rshift_round_parts,
                           sgt_const, slt_const)
 from hw.dfp.stats import StatsCounters
 
@@ -30,17 +29,23 @@ class DfpDownConverter(wiring.Component):
     sf_b = 255 with exp_ovf; es16 < -140 gives sf_b = 0 with exp_unf (both zero every I and
     n_sat); otherwise sf_b = es16 + 141. The es16 field is clamped to 2047.
 
-    Pass 1 needs only bitlen(max|v'|) and es_max, and keeps both on the fly while the block is
-    written into a :class:`hw.dfp.blockbuf.BlockBuffer`: per beat, bitlen of the OR of the
-    lanes' magnitudes; when es_max rises by d the running bit length drops by d (truncating
-    shifts compose, tsh(tsh(x, a), b) = tsh(x, a + b), and commute with max), and a beat below
-    es_max by d contributes its bit length minus d. Pass 2 reads the block back, aligns each
-    element (a shift of |v| clamped at IN_W), rounds it by R and saturates.
+    Each beat first enters an input register that holds its lane magnitudes and signs (the
+    block buffer stores |v| and the sign) and bitlen of the OR of the lanes' magnitudes. Pass 1
+    needs only bitlen(max|v'|) and es_max and keeps two running maxima while the block is
+    written into a :class:`hw.dfp.blockbuf.BlockBuffer`: es_max and top = max(es + bitlen)
+    over the beats. As bitlen(tsh(x, d)) = max(0, bitlen(x) - d), bitlen(max|v'|) =
+    max(0, top - es_max), so R = max(es_max, top - 15) - es_max and es16 = max(es_max,
+    top - 15); the descriptor is formed from these registers in the cycle after the block's
+    last beat. Pass 2 reads the block back, aligns each element (|v| >> (es_max - es), 0 past
+    IN_W), rounds it by R and saturates.
 
     Blocks end at ``last`` or after BLK_MAX elements with blk_err (DFP-E7). The last beat
     carries n_sat, zero, exp_ovf, exp_unf, blk_err and the metadata record {sf_b, bl,
     inv = exp_ovf, zero, sat_any} (DFP-F47); they are 0 on other beats. es16, sf_b and R are on
-    every beat. Buffering and timing are those of :class:`hw.dfp.quantizer.DfpQuantizer`.
+    every beat. Buffering and timing are those of :class:`hw.dfp.quantizer.DfpQuantizer`
+    (pass-2 stages: read data | alignment shift | rounding shift | increment and saturation)
+    plus the input register: a block of n beats is fully out 2n + 7 cycles after its first
+    beat, and a stalled output lets the input take two blocks and up to seven beats more.
 
     Counters (``stats``): dc_blocks, dc_sat, dc_exp_ovf and dc_exp_unf count when a block's last
     beat leaves ``o_q``; cfg_err is set when round_mode 3 (treated as BIASED, DFP-E5) is
@@ -82,7 +87,6 @@ class DfpDownConverter(wiring.Component):
         self.in_w = in_w
         self.bias_bits = bias_bits
         self.depth = blk_max // q_lanes
-        self.bl_w = ceil_log2(in_w + 1)
         super().__init__({
             "i_v": In(stream.Signature(struct_layout(down_in_fields(q_lanes, in_w)))),
             "o_q": Out(stream.Signature(struct_layout(down_out_fields(q_lanes)))),
@@ -93,7 +97,7 @@ class DfpDownConverter(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        q, in_w, bl_w = self.q_lanes, self.in_w, self.bl_w
+        q, in_w = self.q_lanes, self.in_w
         r_w = 6
         desc_layout = data.StructLayout({
             "es_max": signed(12),
@@ -110,93 +114,112 @@ class DfpDownConverter(wiring.Component):
         ip = self.i_v.payload
         o = self.o_q
         can_load = ~o.valid | o.ready
-        w_desc = Signal(desc_layout)
-        buf = BlockBuffer(m, q * in_w + 12, self.depth, desc_layout, w_valid=self.i_v.valid,
-                          w_data=Cat(ip.v.as_value(), ip.es), w_last=ip.last, w_desc=w_desc,
-                          r_ready=can_load)
-        m.d.comb += self.i_v.ready.eq(buf.w_ready)
 
         def magnitude(v):
             return Mux(v[-1], -v, v)[:in_w]       # |-2^(in_w-1)| = 2^(in_w-1) fits
 
-        def sat_sub(a, d):
-            """max(0, a - d) for a bit length ``a`` and an unsigned difference ``d``."""
-            diff = a - d
-            return Mux(diff[-1], 0, diff[:bl_w])
-
-        # -- pass 1: es_max and bitlen(max|v'|) on the fly ---------------------------------
-        accept = self.i_v.valid & buf.w_ready
-        first = buf.w_first
-        beat_or = magnitude(ip.v[0])
-        for k in range(1, q):
-            beat_or = beat_or | magnitude(ip.v[k])
+        # -- input register: magnitudes, signs and the beat's bit length, computed on entry --
+        # (the bit length would otherwise sit in front of the running maximum, issue 9)
+        beat_layout = data.StructLayout({"mag": data.ArrayLayout(in_w, q), "sign": q,
+                                         "es": signed(12)})
+        in_valid = Signal()
+        in_beat = Signal(beat_layout)
+        in_last = Signal()
+        in_bl = Signal(range(in_w + 1))           # bitlen(max|v|) of the beat
+        in_es15 = Signal(signed(13))              # es - 15
+        in_rm = Signal(2)                         # round_mode as sampled with the beat
+        mags_in = [magnitude(ip.v[k]) for k in range(q)]
+        beat_or = mags_in[0]
+        for mag in mags_in[1:]:
+            beat_or = beat_or | mag
         beat_bl = bitlen(m, beat_or, "beat_bl")
-        es_b = ip.es
-        esmax_acc = Signal(signed(12))
-        bl_acc = Signal(bl_w)
-        rm_reg = Signal(2)
-        rm_cfg = self.cfg.round_mode
-        rm_eff = Mux(rm_cfg.all(), BIASED, rm_cfg)
-        rm_cur = Mux(first, rm_eff, rm_reg)
-        rises = es_b > esmax_acc
-        up_d = (es_b - esmax_acc)[:12]            # 0..4095 when es rises
-        down_d = (esmax_acc - es_b)[:12]          # 0..4095 otherwise
-        bl_kept = Signal(bl_w)                    # running bit length at the new es_max
-        bl_beat = Signal(bl_w)                    # this beat's bit length at the new es_max
-        m.d.comb += [
-            bl_kept.eq(Mux(rises, sat_sub(bl_acc, up_d), bl_acc)),
-            bl_beat.eq(Mux(rises, beat_bl, sat_sub(beat_bl, down_d))),
-        ]
-        esmax_new = Signal(signed(12))
-        bl_new = Signal(bl_w)
-        m.d.comb += [
-            esmax_new.eq(Mux(first | rises, es_b, esmax_acc)),
-            bl_new.eq(Mux(first | (bl_beat > bl_kept), Mux(first, beat_bl, bl_beat), bl_kept)),
-        ]
-        with m.If(accept):
-            m.d.sync += [esmax_acc.eq(esmax_new), bl_acc.eq(bl_new), rm_reg.eq(rm_cur)]
-        stats.set_cfg_err(accept & first & rm_cfg.all())
+        w_desc = Signal(desc_layout)
+        buf = BlockBuffer(m, beat_layout.size, self.depth, desc_layout, w_valid=in_valid,
+                          w_data=in_beat.as_value(), w_last=in_last, w_desc=w_desc,
+                          r_ready=can_load)
+        m.d.comb += self.i_v.ready.eq(~in_valid | buf.w_ready)
+        with m.If(self.i_v.ready):
+            m.d.sync += [
+                in_valid.eq(self.i_v.valid),
+                in_beat.mag.eq(Cat(*mags_in)),
+                in_beat.sign.eq(Cat(*[ip.v[k][-1] for k in range(q)])),
+                in_beat.es.eq(ip.es),
+                in_last.eq(ip.last),
+                in_bl.eq(beat_bl),
+                in_es15.eq(ip.es - 15),
+                in_rm.eq(self.cfg.round_mode),
+            ]
 
-        big_r = Signal(bl_w)
-        m.d.comb += big_r.eq(sat_sub(bl_new, 15))
-        es16 = Signal(signed(13))
-        m.d.comb += es16.eq(esmax_new + big_r)
-        zero = is_zero(bl_new)
+        # -- pass 1: es_max and max(es + bitlen(max|v|)) - 15 on the fly -------------------
+        # bitlen(tsh(x, d)) = max(0, bitlen(x) - d), so bitlen(max|v'|) = max(0, top - es_max)
+        # with top = max(es + bitlen(max|v|)) over the block's beats: two running maxima
+        accept = in_valid & buf.w_ready
+        first = buf.w_first
+        esmax_acc = Signal(signed(12))
+        top_acc = Signal(signed(14))              # top - 15
+        rm_reg = Signal(2)
+        rm_eff = Mux(in_rm.all(), BIASED, in_rm)
+        in_top = Signal(signed(14))
+        m.d.comb += in_top.eq(in_es15 + in_bl)
+        with m.If(accept):
+            m.d.sync += [
+                esmax_acc.eq(Mux(first | (in_beat.es > esmax_acc), in_beat.es, esmax_acc)),
+                top_acc.eq(Mux(first | (in_top > top_acc), in_top, top_acc)),
+                rm_reg.eq(Mux(first, rm_eff, rm_reg)),
+            ]
+        stats.set_cfg_err(accept & first & in_rm.all())
+
+        # the descriptor, from the pass-1 registers once the block's last beat is in:
+        # es16 = es_max + R = max(es_max, top - 15), zero when top <= es_max
+        es16 = Signal(signed(14))
+        m.d.comb += es16.eq(Mux((esmax_acc - top_acc)[-1], top_acc, esmax_acc))
+        zero = Signal()                           # sign tests: no mixed-width compares
+        m.d.comb += zero.eq(~(esmax_acc - top_acc - 15)[-1])
         ovf = ~zero & sgt_const(es16, ES16_MAX)
         unf = ~zero & slt_const(es16, ES16_MIN)
         m.d.comb += [
-            w_desc.es_max.eq(esmax_new),
-            w_desc.R.eq(big_r),
+            w_desc.es_max.eq(esmax_acc),
+            w_desc.R.eq((es16 - esmax_acc)[:r_w]),
             w_desc.es16.eq(Mux(sgt_const(es16, 2047), 2047, es16)),
             w_desc.sf_b.eq(Mux(ovf, 255, Mux(zero | unf, 0, (es16 + 141)[:8]))),
-            w_desc.rm.eq(rm_cur),
+            w_desc.rm.eq(rm_reg),
             w_desc.zero.eq(zero),
             w_desc.ovf.eq(ovf),
             w_desc.unf.eq(unf),
-            w_desc.blk_err.eq(buf.w_cut),
+            w_desc.blk_err.eq(buf.end_cut),
         ]
 
-        # -- pass 2: align, round, saturate -----------------------------------------------
-        desc = buf.r_desc
-        beat = data.View(data.StructLayout({
-            "v": data.ArrayLayout(signed(in_w), q), "es": signed(12)}), buf.r_data)
-        kill = desc.ovf | desc.unf
-        d = (desc.es_max - beat.es)[:12]          # 0..4095
-        d_cl = Mux(gt_const(d, in_w), in_w, d)[:ceil_log2(in_w + 1)]
+        # -- pass 2: align, round, saturate; four register stages (see ReadPipeline) -------
+        pipe = ReadPipeline(m, buf, can_load)
+        # stage 1: the block-buffer read data
+        beat = data.View(beat_layout, pipe.stage("dd", beat=buf.r_data)["beat"])
+        # stage 2: aligned v' = tsh(|v|, es_max - es); a shift of IN_W or more gives 0
+        d = (pipe.r_desc.es_max - beat.es)[:12]   # 0..4095
+        st2 = pipe.stage("da", aligned=[beat.mag[k] >> d for k in range(q)],
+                         sign=[beat.sign[k] for k in range(q)])
+        # stage 3: the rounding shift by R, as quotient and round-up bit
         s_max = in_w - 15
-        mags, sats, out_i = [], [], []
+        q_lane, up_lane = [], []
         for k in range(q):
-            v = beat.v[k]
-            aligned = magnitude(v) >> d_cl
-            rounded = rshift_round(m, aligned, desc.R, desc.rm, self.bias_bits, s_max, f"rnd{k}")
+            quot, up = rshift_round_parts(m, st2["aligned"][k], pipe.r_desc.R, pipe.r_desc.rm,
+                                          self.bias_bits, s_max, f"rnd{k}")
+            q_lane.append(quot)
+            up_lane.append(up)
+        st3 = pipe.stage("dr", q=q_lane, up=up_lane, sign=st2["sign"])
+        # stage 4: the increment and the saturation
+        kill = pipe.r_desc.ovf | pipe.r_desc.unf
+        mag_lane, sat_lane = [], []
+        for k in range(q):
+            rounded = st3["q"][k] + st3["up"][k]
             sat = ~kill & rounded[15:].any()      # only 32768 can exceed 32767
-            mag = Signal(15, name=f"mag{k}")
-            m.d.comb += mag.eq(Mux(kill, 0, Mux(sat, 32767, rounded[:15])))
-            mags.append(mag)
-            sats.append(sat)
-            out_i.append(Mux(v[-1], -mag, mag))
+            mag_lane.append(Mux(kill, 0, Mux(sat, 32767, rounded[:15])))
+            sat_lane.append(sat)
+        st4 = pipe.stage("dm", mag=mag_lane, sat=sat_lane, sign=st3["sign"])
+        mags, sats = st4["mag"], st4["sat"]
+        out_i = [Mux(st4["sign"][k], -mags[k], mags[k]) for k in range(q)]
+        desc = pipe.r_desc
 
-        register_output(m, o, buf, can_load, out_i, mags, sats, desc.ovf, lambda last, bl: [
+        register_output(m, o, pipe, can_load, out_i, mags, sats, desc.ovf, lambda last, bl: [
             o.payload.es16.eq(desc.es16),
             o.payload.R.eq(desc.R),
             o.payload.exp_ovf.eq(last & desc.ovf),

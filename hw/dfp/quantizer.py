@@ -10,8 +10,8 @@ from golden.dfp.formats import (BIAS_BITS_RANGE, BIASED, CONFIG_FIELDS,
                                 stats_fields)
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
-from hw.dfp.blockbuf import BlockBuffer, check_block_params, register_output
-from hw.dfp.round import gt_const, is_zero, popcount, rshift_round
+from hw.dfp.blockbuf import BlockBuffer, ReadPipeline, check_block_params, register_output
+from hw.dfp.round import gt_const, is_zero, popcount, rshift_round_parts
 from hw.dfp.stats import StatsCounters
 
 __all__ = ["DfpQuantizer"]
@@ -34,14 +34,15 @@ class DfpQuantizer(wiring.Component):
     last beat carries bl = bitlen(max|I|) (an OR over the block's magnitudes), n_sat, n_ftz,
     inv, zero, blk_err and the metadata record; these fields are 0 on the other beats.
 
-    Timing (DFP-P6, DFP-I9): two blocks are buffered (ping-pong), plus one beat in the memory
-    read register and one in the output register. With the output idle and ready, a block's
-    first output beat is valid 4 cycles after its last input beat (registered memory write,
-    read, output register), so a block of n beats accepted back to back is fully out 2n + 2
-    cycles after its first beat. Back-to-back blocks stream at about one beat per cycle (one
-    bubble every two blocks: 0.992 beats/cycle for 64-beat blocks). With the output stalled,
-    the input accepts two blocks (two blocks and two beats when blocks have at most two beats)
-    before ``i_fp.ready`` falls.
+    Timing (DFP-P6, DFP-I9): two blocks are buffered (ping-pong); past the buffer one beat is
+    held in each of the memory read register, the four pass-2 stages of
+    :class:`hw.dfp.blockbuf.ReadPipeline` (read data | shift amount | rounding shift |
+    increment and saturation, for 100 MHz on ECP5) and the output register. With the output
+    idle and ready, a block's first output beat is valid 8 cycles after its last input beat,
+    so a block of n beats accepted back to back is fully out 2n + 6 cycles after its first
+    beat. Back-to-back blocks stream at about one beat per cycle (one bubble every two blocks:
+    0.992 beats/cycle for 64-beat blocks). With the output stalled, the input accepts two
+    blocks, plus up to six beats when blocks are short, before ``i_fp.ready`` falls.
 
     Counters (``stats``, DFP-F46): quant_blocks, quant_sat, quant_ftz, quant_inv and quant_zero
     count when a block's last beat leaves ``o_q``; cfg_err is set when round_mode 3 (treated as
@@ -143,41 +144,63 @@ class DfpQuantizer(wiring.Component):
                          rm_reg.eq(rm_cur), qext_reg.eq(qext_cur), eext_reg.eq(eext_cur)]
         stats.set_cfg_err(accept & first & rm_cfg.all())
 
-        bad_ext = qext_cur & (is_zero(eext_cur) | eext_cur.all())
-        inv = bad_ext | inf_new
-        big_e = Mux(qext_cur, eext_cur, emax_new)
+        # the descriptor, from the pass-1 registers once the block's last beat is in
+        bad_ext = qext_reg & (is_zero(eext_reg) | eext_reg.all())
+        inv = bad_ext | inf_acc
+        big_e = Mux(qext_reg, eext_reg, emax_acc)
         m.d.comb += [
             w_desc.e.eq(big_e),
             w_desc.sf_b.eq(Mux(inv, 255, big_e)),
-            w_desc.rm.eq(rm_cur),
+            w_desc.rm.eq(rm_reg),
             w_desc.inv.eq(inv),
-            w_desc.zero.eq(~inv & ~qext_cur & is_zero(emax_new)),
-            w_desc.blk_err.eq(bad_ext | buf.w_cut),
-            w_desc.n_ftz.eq(Mux(inv, 0, ftz_new)),
+            w_desc.zero.eq(~inv & ~qext_reg & is_zero(emax_acc)),
+            w_desc.blk_err.eq(bad_ext | buf.end_cut),
+            w_desc.n_ftz.eq(Mux(inv, 0, ftz_acc)),
         ]
 
-        # -- pass 2: output side -----------------------------------------------------------
-        desc = buf.r_desc
-        words = data.View(data.ArrayLayout(32, q), buf.r_data)
+        # -- pass 2: output side, four register stages (see ReadPipeline) -------------------
+        pipe = ReadPipeline(m, buf, can_load)
         s_max = 25 + self.bias_bits
-        mags, sats, out_i = [], [], []
+        s_w = ceil_log2(s_max + 1)
+        # stage 1: the block-buffer read data
+        words = data.View(data.ArrayLayout(32, q), pipe.stage("qd", w=buf.r_data)["w"])
+        # stage 2: per element the shift E - e + 9 (clamped), the significand, the flags
+        desc = pipe.r_desc
+        s_lane, sig_lane, sign_lane, kill_lane, over_lane = [], [], [], [], []
         for k in range(q):
             w = words[k]
             e = w[23:31]
-            sig = Cat(w[:23], C(1, 1))
-            over = e > desc.e
             s_raw = (desc.e - e + 9)[:9]           # 9..263 when e <= E
-            s = Mux(gt_const(s_raw, s_max), s_max, s_raw)[:ceil_log2(s_max + 1)]
-            rounded = rshift_round(m, sig, s, desc.rm, self.bias_bits, s_max, f"rnd{k}")
-            mag16 = Mux(is_zero(e) | desc.inv, 0, Mux(over, 32768, rounded))[:16]
+            s_lane.append(Mux(gt_const(s_raw, s_max), s_max, s_raw)[:s_w])
+            sig_lane.append(Cat(w[:23], C(1, 1)))
+            sign_lane.append(w[31])
+            kill_lane.append(is_zero(e) | desc.inv)
+            over_lane.append(e > desc.e)
+        st2 = pipe.stage("qs", s=s_lane, sig=sig_lane, sign=sign_lane, kill=kill_lane,
+                         over=over_lane)
+        # stage 3: the rounding shift, as quotient and round-up bit
+        q_lane, up_lane = [], []
+        for k in range(q):
+            quot, up = rshift_round_parts(m, st2["sig"][k], st2["s"][k], pipe.r_desc.rm,
+                                          self.bias_bits, s_max, f"rnd{k}")
+            q_lane.append(quot)
+            up_lane.append(up)
+        st3 = pipe.stage("qr", q=q_lane, up=up_lane, sign=st2["sign"], kill=st2["kill"],
+                         over=st2["over"])
+        # stage 4: the increment and the saturation
+        mag_lane, sat_lane = [], []
+        for k in range(q):
+            rounded = st3["q"][k] + st3["up"][k]
+            mag16 = Mux(st3["kill"][k], 0, Mux(st3["over"][k], 32768, rounded))[:16]
             sat = mag16[15]                         # 32768: rounded up past 32767, or e > E
-            mag = Signal(15, name=f"mag{k}")
-            m.d.comb += mag.eq(Mux(sat, 32767, mag16[:15]))
-            mags.append(mag)
-            sats.append(sat)
-            out_i.append(Mux(w[31], -mag, mag))
+            mag_lane.append(Mux(sat, 32767, mag16[:15]))
+            sat_lane.append(sat)
+        st4 = pipe.stage("qm", mag=mag_lane, sat=sat_lane, sign=st3["sign"])
+        mags, sats = st4["mag"], st4["sat"]
+        out_i = [Mux(st4["sign"][k], -mags[k], mags[k]) for k in range(q)]
+        desc = pipe.r_desc
 
-        register_output(m, o, buf, can_load, out_i, mags, sats, desc.inv, lambda last, bl: [
+        register_output(m, o, pipe, can_load, out_i, mags, sats, desc.inv, lambda last, bl: [
             o.payload.bl.eq(Mux(last, bl, 0)),
             o.payload.n_ftz.eq(Mux(last, desc.n_ftz, 0)),
             o.payload.inv.eq(last & desc.inv),

@@ -10,7 +10,7 @@ from amaranth.utils import ceil_log2
 
 from golden.dfp.formats import BIASED, RNE
 
-__all__ = ["rshift_round", "bitlen", "popcount", "is_zero",
+__all__ = ["rshift_round_parts", "bitlen", "popcount", "is_zero",
            "eq_const", "gt_const", "lt_const", "sgt_const", "slt_const"]
 
 
@@ -51,19 +51,22 @@ def slt_const(x, value):
     return (x - C(value, signed(len(x) + 1)))[-1]
 
 
-def rshift_round(m, mag, s, mode, bias_bits, s_max, name):
-    """Magnitude ``mag`` shifted right by ``s`` with TRUNC / BIASED / RNE rounding (§4.2).
+def rshift_round_parts(m, mag, s, mode, bias_bits, s_max, name):
+    """Magnitude ``mag`` shifted right by ``s`` with TRUNC / BIASED / RNE rounding (§4.2), as
+    the truncated quotient ``q`` and the round-up bit ``up``: the rounded value is ``q + up``.
 
-    The value is shifted as ``(mag << s_max) >> s``: the upper part is the quotient q and the
-    lower ``s_max`` bits hold the discarded bits aligned to the top, so the round bit (0.5 ulp)
-    is always bit ``s_max - 1`` and the bias bits the ones below it, whatever ``s`` is. Then
+    The sum is left to the caller so that the shift and the carry chain of the increment can sit
+    in different pipeline stages (the quantizer and down-converter register ``q`` and ``up``).
+    The value is shifted as ``(mag << s_max) >> s``: the upper part is q and the lower
+    ``s_max`` bits hold the discarded bits aligned to the top, so the round bit (0.5 ulp) is
+    always bit ``s_max - 1`` and the bias bits the ones below it, whatever ``s`` is. Then
 
-    * TRUNC: q;
-    * BIASED: q + 1 unless the round bit and the ``bias_bits`` bias bits are all zero (the top
+    * TRUNC: up = 0;
+    * BIASED: up unless the round bit and the ``bias_bits`` bias bits are all zero (the top
       1 + bias_bits discarded bits; when s is smaller, the zero fill below keeps this exact);
-    * RNE: q + 1 when the round bit is set and (a lower discarded bit is set or q is odd).
+    * RNE: up when the round bit is set and (a lower discarded bit is set or q is odd).
 
-    ``s = 0`` discards nothing and returns ``mag``. The caller clamps ``s`` to ``s_max``
+    ``s = 0`` discards nothing (q = ``mag``, up = 0). The caller clamps ``s`` to ``s_max``
     (a shift past the value's top bit plus the rounding window gives 0 in every mode).
 
     Parameters
@@ -84,8 +87,8 @@ def rshift_round(m, mag, s, mode, bias_bits, s_max, name):
 
     Returns
     -------
-    Signal(len(mag) + 1)
-        The rounded magnitude (q + up can carry into the extra bit).
+    (Value, Signal(1))
+        ``q`` (``len(mag)`` bits) and ``up``; ``q + up`` can carry into one more bit.
     """
     width = len(mag)
     ext = Signal(width + s_max, name=f"{name}_ext")
@@ -98,19 +101,36 @@ def rshift_round(m, mag, s, mode, bias_bits, s_max, name):
     rne_up = round_bit & (sticky | q[0])
     up = Signal(name=f"{name}_up")
     m.d.comb += up.eq(Mux(eq_const(mode, RNE), rne_up, Mux(eq_const(mode, BIASED), biased_up, 0)))
-    out = Signal(width + 1, name=f"{name}_q")
-    m.d.comb += out.eq(q + up)
-    return out
+    return q, up
 
 
 def bitlen(m, value, name):
-    """Number of bits of the unsigned ``value`` (0 for 0): a priority encoder from the top."""
+    """Number of bits of the unsigned ``value`` (0 for 0), from a log-depth tree.
+
+    A node over a slice splits it into a lower part of 2**k bits (the largest power of two
+    below the slice's size) and the upper rest, and gives (nonzero, bit length):
+    ``upper nonzero ? 2**k + bl_upper : bl_lower``. As bl_upper <= 2**k, the sum is
+    ``Cat(bl_upper[:k], 1)`` or, when bl_upper is 2**k, 2**(k+1): no adder. A priority chain
+    over the bits was one multiplexer level per bit, too deep for the down-converter's input
+    stage at 100 MHz (issue 9).
+    """
     width = len(value)
-    out = Signal(ceil_log2(width + 1), name=name)
-    result = C(0, len(out))
-    for k in range(width):                     # the highest set bit wins (last Mux outermost)
-        result = Mux(value[k], k + 1, result)
-    m.d.comb += out.eq(result)
+    w = ceil_log2(width + 1)
+
+    def node(lo, n):
+        if n == 1:
+            return value[lo], value[lo]
+        k = ceil_log2(n) - 1                     # lower part: 2**k bits, upper: n - 2**k
+        nz_l, bl_l = node(lo, 1 << k)
+        nz_u, bl_u = node(lo + (1 << k), n - (1 << k))
+        if len(bl_u) > k:                        # bl_u can reach 2**k
+            upper = Mux(bl_u[k], C(1 << (k + 1), k + 2), Cat(bl_u[:k], C(1, 1), C(0, 1)))
+        else:
+            upper = Cat(bl_u, C(0, k - len(bl_u)), C(1, 1))
+        return nz_l | nz_u, Mux(nz_u, upper, bl_l)
+
+    out = Signal(w, name=name)
+    m.d.comb += out.eq(node(0, width)[1])
     return out
 
 

@@ -25,8 +25,8 @@ from golden.dfp.formats import (BIASED, DOWN_STATS, RNE, TRUNC, Config, down_in_
 from golden.dfp.downconvert import DownConverterModel
 from tb.common import env
 from tb.common.stream import read_int
-from tb.dfp.quant_tb import (BlockBench, block_throughput, check_block_against, chunk_beats,
-                             start)
+from tb.dfp.quant_tb import (DOWN_HELD_BEATS, BlockBench, block_throughput, check_block_against,
+                             chunk_beats, start)
 
 
 class DownBench(BlockBench):
@@ -349,6 +349,7 @@ async def reset_mid_block(dut):
 @cocotb.test(timeout_time=200, timeout_unit="ms")
 async def throughput(dut):
     """DFP-P6 block latency, ping-pong rate over 100 BLK_MAX blocks, stall depth (DFP-I9)."""
-    await block_throughput(dut, "i_v", lambda: DownBench(dut, gap_prob=0.0, ready_prob=1.0),
+    await block_throughput(dut, "i_v", DOWN_HELD_BEATS,
+                           lambda: DownBench(dut, gap_prob=0.0, ready_prob=1.0),
                            lambda bench, rng, n: bench.send_beats(
                                rand_down_block(rng, bench.in_w, bench.q_lanes, n)))
