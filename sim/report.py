@@ -134,9 +134,10 @@ def build_document():
 
 
 def _fmax_text(r, mark=True):
-    if r.get("fits") is False:
-        return f"does not fit (TRELLIS_COMB {r['comb']})"
-    return f"{r['fmax_mhz']:.1f}" + ("" if r["met"] or not mark else " ❌")
+    from sim.fpga import fmax_text
+    if r.get("fmax_mhz") is None:
+        return fmax_text(r)
+    return fmax_text(r) + ("" if r["met"] or not mark else " ❌")
 
 
 def _endpoint(step):

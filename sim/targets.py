@@ -156,8 +156,9 @@ def _mr_trace(f, _):
 
 def _dfp_fmax(_, fpga):
     r = fpga["dfp"]
-    if r.get("fits") is False:
-        return "does not fit the device", False
+    if r.get("fmax_mhz") is None:
+        from sim.fpga import fmax_text
+        return fmax_text(r), False
     return f"{r['fmax_mhz']:.1f} MHz, {r['dsp']} MULT18X18D", r["fmax_mhz"] >= 100 and r["dsp"] == 16
 
 

@@ -74,29 +74,44 @@ class _FakeTools:
         return outcome
 
 
-@pytest.mark.parametrize("outcomes, fmax, want, labels", [
-    ([True], 120.0, {"fits": True, "router": "router1", "ripup": False}, ["pnr"]),
-    ([True], 30.0, {"fits": True, "router": "router1", "ripup": False}, ["pnr"]),
-    ([True, True], 95.0, {"fits": True, "router": "router1", "ripup": True}, ["pnr", "pnr_ripup"]),
-    ([True, False], 95.0, {"fits": True, "router": "router1", "ripup": False},
-     ["pnr", "pnr_ripup"]),
-    ([False, True], None, {"fits": True, "router": "router2", "ripup": False},
-     ["pnr", "pnr_router2"]),
-    (["nofit"], None, {"fits": False, "router": "router1", "ripup": False}, ["pnr"]),
-], ids=["met", "far", "ripup", "ripup-limit", "router2", "nofit"])
-def test_place_and_route_policy(tmp_path, monkeypatch, outcomes, fmax, want, labels):
-    """router1 under a time limit, then router2; rip-up only within 10 % below the target;
-    a placer failure is a no-fit result; any other nextpnr failure is raised."""
+def _route(fits=True, routed=True, router="router1", ripup=False):
+    return {"fits": fits, "routed": routed, "router": router, "ripup": ripup}
+
+
+@pytest.mark.parametrize("outcomes, fmax, limit, want, labels", [
+    ([True], 120.0, 3600, _route(), ["pnr"]),
+    ([True], 30.0, 3600, _route(), ["pnr"]),
+    ([True, True], 95.0, 3600, _route(ripup=True), ["pnr", "pnr_ripup"]),
+    ([True, False], 95.0, 3600, _route(), ["pnr", "pnr_ripup"]),
+    ([False, True], None, 3600, _route(router="router2"), ["pnr", "pnr_router2"]),
+    ([False, False], None, 3600, _route(routed=False, router="router2"), ["pnr", "pnr_router2"]),
+    ([False, True], None, None, _route(router="router2"), ["pnr", "pnr_router2"]),
+    (["nofit"], None, 3600, _route(fits=False, routed=False), ["pnr"]),
+], ids=["met", "far", "ripup", "ripup-limit", "router2", "router2-limit", "router2-unlimited",
+        "nofit"])
+def test_place_and_route_policy(tmp_path, monkeypatch, outcomes, fmax, limit, want, labels):
+    """router1 under a time limit, then router2 under its own (or none); rip-up only within
+    10 % below the target; a placer failure is a no-fit result; any other nextpnr failure is
+    raised."""
     import sim.fpga as fpga
     monkeypatch.setattr(fpga, "_timing", lambda report, target: (fmax, {}, {}))
     fake = _FakeTools(outcomes, tmp_path / "x.tim")
     got = fpga._place_and_route("x", "nextpnr-ecp5 --json x.json", fake.timing_log, None,
-                                fake.stage, fake.tool, lambda *a, **k: None)
+                                fake.stage, fake.tool, lambda *a, **k: None, limit)
     assert got == want
     assert [r[0] for r in fake.runs] == labels
     assert fake.runs[0][2] == fpga.ROUTER1_LIMIT_S
     if want["router"] == "router2":
-        assert fake.runs[1][1] == fpga.ROUTER2.split() and fake.runs[1][2] is None
+        assert fake.runs[1][1] == fpga.ROUTER2.split() and fake.runs[1][2] == limit
+
+
+def test_fmax_text_says_why_there_is_no_fmax():
+    from sim.fpga import fmax_text
+    assert fmax_text({"fits": False, "comb": 99000, "fmax_mhz": None}) == \
+        "does not fit (TRELLIS_COMB 99000)"
+    assert fmax_text({"fits": True, "routed": False, "comb": 64000, "fmax_mhz": None}) == \
+        "placed (TRELLIS_COMB 64000), not routed"
+    assert fmax_text({"fits": True, "fmax_mhz": 101.08}) == "101.1"   # entry without "routed"
 
 
 def test_place_and_route_raises_other_failures(tmp_path):
@@ -152,6 +167,7 @@ def test_fpga_arbiter_smoke_build_and_reports(cli, build):
     (["fpga"], "name a block or use --all"),
     (["fpga", "arbiter", "-p", "n=0"], "n must be an integer in 1..1024"),
     (["fpga", "arbiter", "--board", "icebreaker"], "unknown board 'icebreaker'"),
+    (["fpga", "arbiter", "--router2-limit", "-5"], "expected a whole number of seconds"),
 ])
 def test_fpga_bad_arguments_one_line_exit_2(cli, build, argv, words):
     code, out, err = cli(*argv)
