@@ -7,7 +7,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.common.arbiter import RoundRobinArbiter
-from hw.common.lintops import bit_at, eq, eq_const, lt, select
+from hw.common.lintops import bit_at, eq, eq_const, select
 from hw.common.params import check_int
 
 __all__ = ["CommitPicker"]
@@ -32,8 +32,11 @@ class CommitPicker(wiring.Component):
     - the interlock (TQ-F39): a slow entry moves only if the fast FIFO is empty or its seq is
       below the fast-FIFO head's tsnap.
 
-    Ages are ``seq_next − seq`` modulo 2^SEQ_W (larger is older), which makes every seq compare of
-    §4.4 a plain unsigned compare inside the age-span window.
+    Seqs are compared as ``older(a, b)`` = the sign of ``a − b`` modulo 2^SEQ_W: every live seq
+    and tsnap lies well within 2^(SEQ_W−1) of ``seq_next`` (the age-span rule; a fast-FIFO head
+    leaves before the commit FIFO on ``resp``, so no more than about POOL slow entries are
+    accepted behind its tsnap), so the sign gives the order of §4.4 with one subtraction, no
+    age (``seq_next − seq``) computed first.
 
     At the clock edge (STEP 5) a checked-queue commit updates ``crr`` (when no unit was
     continuing), the unit register (a TEX entry without term starts/continues a unit) and the
@@ -51,14 +54,15 @@ class CommitPicker(wiring.Component):
     -------
     cq_valid, cq_tex, cq_has_term, cq_upartial : In(n_q)
         Per checked queue: non-empty; head is TEX; some entry has term; head has upartial.
-    cq_age : In(ArrayLayout(seq_w, n_q))
-        Age of each checked-queue head.
-    sq_valid, sq_age : In
-        Status-queue head present, and its age.
-    g_valid, g_age : In
-        G (oldest uncommitted slow entry) exists, and its age.
-    ff_valid, ff_age : In
-        Fast-FIFO head present, and the age of its tsnap.
+    cq_seq : In(ArrayLayout(seq_w, n_q))
+        Seq of each checked-queue head.
+    sq_valid, sq_seq : In
+        Status-queue head present, and its seq.
+    cq_is_g, sq_is_g : In
+        Each checked-queue head, and the status-queue head: present and is G (the oldest
+        uncommitted slow entry, ``seq = G``).
+    ff_valid, ff_tsnap : In
+        Fast-FIFO head present, and its tsnap.
     cf_room : In(1)
         The commit FIFO holds fewer than COMMIT_DEPTH entries.
     h_term, h_eog, h_eoi : In(1)
@@ -81,9 +85,9 @@ class CommitPicker(wiring.Component):
         self.q_w = max(1, (n_q - 1).bit_length())
         super().__init__({
             "cq_valid": In(n_q), "cq_tex": In(n_q), "cq_has_term": In(n_q),
-            "cq_upartial": In(n_q), "cq_age": In(data.ArrayLayout(seq_w, n_q)),
-            "sq_valid": In(1), "sq_age": In(seq_w), "g_valid": In(1), "g_age": In(seq_w),
-            "ff_valid": In(1), "ff_age": In(seq_w), "cf_room": In(1),
+            "cq_upartial": In(n_q), "cq_seq": In(data.ArrayLayout(seq_w, n_q)),
+            "sq_valid": In(1), "sq_seq": In(seq_w), "cq_is_g": In(n_q), "sq_is_g": In(1),
+            "ff_valid": In(1), "ff_tsnap": In(seq_w), "cf_room": In(1),
             "h_term": In(1), "h_eog": In(1), "h_eoi": In(1), "lock_clr": In(1),
             "cm_valid": Out(1), "cm_status": Out(1), "cm_q": Out(self.q_w),
             "interlocked": Out(1), "lock_valid": Out(1), "lock_q": Out(self.q_w),
@@ -101,29 +105,34 @@ class CommitPicker(wiring.Component):
         lock_q = Signal(self.q_w)
         m.d.comb += self.lock_q.eq(Mux(lock_valid, lock_q, 0))
 
-        def ilk(age):
-            return ~self.ff_valid | lt(self.ff_age, age)
+        w = self.seq_w
+
+        def older(a, b):
+            return (a - b)[w - 1]
+
+        def ilk(seq):
+            return ~self.ff_valid | older(seq, self.ff_tsnap)
 
         eligible, blocked = [], []
         for q in range(n_q):
-            age = self.cq_age[q]
+            seq = self.cq_seq[q]
             own_lock = lock_valid & eq_const(lock_q, q)
             tex_ok = (self.cq_has_term[q]
                       & (~lock_valid | eq_const(lock_q, q))
-                      & (~self.sq_valid | lt(self.sq_age, age))
-                      & (~self.cq_upartial[q] | own_lock | (self.g_valid & eq(age, self.g_age))))
+                      & (~self.sq_valid | older(seq, self.sq_seq))
+                      & (~self.cq_upartial[q] | own_lock | self.cq_is_g[q]))
             cand = self.cq_valid[q] & (~self.cq_tex[q] | tex_ok)
-            eligible.append(cand & ilk(age))
-            blocked.append(cand & ~ilk(age))
+            eligible.append(cand & ilk(seq))
+            blocked.append(cand & ~ilk(seq))
         st_cand = Signal()
         st_ok = Signal()
         m.d.comb += [
-            st_cand.eq(self.sq_valid & self.g_valid & eq(self.sq_age, self.g_age)),
-            st_ok.eq(st_cand & ilk(self.sq_age)),
+            st_cand.eq(self.sq_is_g),
+            st_ok.eq(st_cand & ilk(self.sq_seq)),
         ]
-        unit_age = select([self.cq_age[q] for q in range(n_q)], unit_q)
+        unit_seq = select([self.cq_seq[q] for q in range(n_q)], unit_q)
         unit_ok = Signal()
-        m.d.comb += unit_ok.eq(ilk(unit_age))
+        m.d.comb += unit_ok.eq(ilk(unit_seq))
         m.d.comb += [
             arb.req.eq(Cat(*eligible)),
             arb.advance.eq(self.cf_room & ~unit_valid & ~st_ok & arb.valid),

@@ -9,7 +9,7 @@ from amaranth.lib.wiring import Out
 from golden.trackq.fifo import SINGLE_FIFO_COUNTERS
 from golden.trackq.formats import COUNTER_W, SRC_TQ
 from hw.common.arbiter import RoundRobinArbiter
-from hw.common.lintops import eq_const, is_zero, lt_const, nonzero
+from hw.common.lintops import eq_const, is_zero, lt_const
 from hw.trackq.heads import HeadTracker
 from hw.trackq.pool import EntryPool
 from hw.trackq.queues import LinkedQueues
@@ -103,7 +103,7 @@ class SingleFifo(wiring.Component):
 
         # commit: checked-queue head into the commit FIFO while it has room
         commit = self.cmt.valid
-        m.d.comb += [commit.eq(nonzero(queues.cq_count[0]) & lt_const(cf.level, p.COMMIT_DEPTH)),
+        m.d.comb += [commit.eq(queues.cq_nonempty[0] & lt_const(cf.level, p.COMMIT_DEPTH)),
                      queues.cmt_en.eq(commit), queues.cmt_q.eq(0),
                      cf.w_en.eq(commit), cf.w_data.eq(queues.cmt_slot),
                      pool.rd3_addr.eq(queues.cmt_slot)]

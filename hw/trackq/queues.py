@@ -27,7 +27,6 @@ class LinkedQueues(wiring.Component):
     - ``sq_pop``: the status-queue head commits (STEP 5); ``sq_succ`` is the next head;
     - ``cmt``: the head of checked queue ``cmt_q`` commits (STEP 5, after the pop: a checked
       queue with one entry that also receives the popped entry gets that entry as its head);
-      ``cq_new`` is its next head;
     - ``ins``: ``ins_slot`` is appended to list ``ins_list`` (STEP 6, after the pops: a list
       emptied by this cycle's pop gets the new slot as head).
 
@@ -40,6 +39,16 @@ class LinkedQueues(wiring.Component):
     status : bool
         Build the status queue (list N_Q); without it there are N_Q lists and no ``sq_*``
         ports (the SingleFifo baseline).
+    tag : Shape or None
+        What the commit decision needs of a checked-queue head (``pop_tag`` in, ``cq_tag``
+        out); None: no tags (the SingleFifo baseline).
+
+    **Two-level checked-queue heads.** Each checked queue keeps its head and the entry behind
+    it (slot and tag) in registers, and a tag RAM beside the CQ link RAM stores the tag of the
+    entry each link points to. A commit therefore moves registered values (second → head) and
+    refills the second level from a read at the second entry, whose address is a register too:
+    one read port per checked queue, so which queue commits only enables registers and never
+    addresses a RAM in the same cycle.
 
     Members
     -------
@@ -47,12 +56,19 @@ class LinkedQueues(wiring.Component):
         Head slot and entry count of each tracking queue and (last) the status queue.
     cq_head, cq_count : Out(ArrayLayout(.., n_q))
         Head slot and entry count of each checked queue.
+    cq_nonempty : Out(n_q)
+        Checked queue q is not empty: a register, so the commit decision starts without a
+        compare of the count.
     pop_en, pop_q : In
         Pop the head of tracking queue pop_q into its checked queue.
     pop_slot, pop_succ_valid, pop_succ : Out
         The popped slot; whether a successor exists, and its slot. The successor comes from a
         per-queue second-entry register (the slot behind the head), so promoting it needs no
         link-RAM read (spec §4.4 RTL notes).
+    tq_third : Out(ArrayLayout(.., n_q))
+        The slot behind each tracking queue's second entry (meaningful with three entries or
+        more): one link read per queue, addressed by its second-entry register, so that the
+        top can refresh what it caches of the second entry before knowing which queue pops.
     sq_pop_en : In(1)
         Pop the status-queue head.
     sq_succ_valid, sq_succ : Out
@@ -61,14 +77,15 @@ class LinkedQueues(wiring.Component):
         Pop the head of checked queue cmt_q.
     cmt_slot : Out
         That head's slot.
-    cq_new : Out
-        After the commit, the new head of checked queue cmt_q (the slot popped this cycle when
-        the queue held one entry; meaningful when the queue is not left empty).
+    pop_tag : In(tag)
+        The tag of the entry popped this cycle (it joins checked queue pop_q).
+    cq_tag : Out(ArrayLayout(tag, n_q))
+        The tag of each checked-queue head (registers; meaningful while the queue is not empty).
     ins_en, ins_list, ins_slot : In
         Append ins_slot to list ins_list (N_Q = status queue).
     """
 
-    def __init__(self, n_q, size, status=True):
+    def __init__(self, n_q, size, status=True, tag=None):
         self.n_q = check_int(self, "n_q", n_q, 1, 64)
         self.size = check_int(self, "size", size, 2, 4096)
         self.slot_w = (size - 1).bit_length()
@@ -82,15 +99,18 @@ class LinkedQueues(wiring.Component):
             "tq_head": Out(data.ArrayLayout(sw, n_lists)),
             "tq_count": Out(data.ArrayLayout(cw, n_lists)),
             "cq_head": Out(data.ArrayLayout(sw, n_q)),
-            "cq_count": Out(data.ArrayLayout(cw, n_q)),
+            "cq_count": Out(data.ArrayLayout(cw, n_q)), "cq_nonempty": Out(n_q),
             "pop_en": In(1), "pop_q": In(self.q_w), "pop_slot": Out(sw),
             "pop_succ_valid": Out(1), "pop_succ": Out(sw),
+            "tq_third": Out(data.ArrayLayout(sw, n_q)),
             "cmt_en": In(1), "cmt_q": In(self.q_w), "cmt_slot": Out(sw),
-            "cq_new": Out(sw),
             "ins_en": In(1), "ins_list": In(self.l_w), "ins_slot": In(sw),
         }
         if self.status:
             ports.update({"sq_pop_en": In(1), "sq_succ_valid": Out(1), "sq_succ": Out(sw)})
+        self.tag = tag
+        if tag is not None:
+            ports.update({"pop_tag": In(tag), "cq_tag": Out(data.ArrayLayout(tag, n_q))})
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -98,6 +118,12 @@ class LinkedQueues(wiring.Component):
         n_q, size, sw, cw = self.n_q, self.size, self.slot_w, self.cnt_w
         m.submodules.tq_link = tq_link = Memory(shape=sw, depth=size, init=[])
         m.submodules.cq_link = cq_link = Memory(shape=sw, depth=size, init=[])
+        tag = self.tag
+        if tag is not None:          # the tag of the entry each CQ link points to, as raw
+            # bits: the fields of a struct-shaped read port would be unread aliases
+            pop_tag = self.pop_tag.as_value()
+            m.submodules.cq_link_tag = cq_link_tag = Memory(
+                shape=len(pop_tag), depth=size, init=[])
 
         # head and count registers are the elements of the output ports themselves
         n_lists = self.n_lists
@@ -116,10 +142,10 @@ class LinkedQueues(wiring.Component):
         # after the pop arbiter instead of two chained ones. The link RAM is read at the second
         # entry to refill that register for the next cycle.
         tq_second = [Signal(sw, name=f"tq_second{k}") for k in range(n_q)]
+        for k in range(n_q):
+            rd_third = tq_link.read_port(domain="comb")
+            rd_third.addr, rd_third.data = tq_second[k], self.tq_third[k]
         pop_cnt = select(tq_cnt[:n_q], self.pop_q)
-        rd_pop = tq_link.read_port(domain="comb")
-        rd_pop.addr = self.pop_succ
-        third = rd_pop.data                  # the entry after the successor
         m.d.comb += [
             self.pop_slot.eq(select(tq_head[:n_q], self.pop_q)),
             self.pop_succ.eq(select(tq_second, self.pop_q)),
@@ -130,29 +156,45 @@ class LinkedQueues(wiring.Component):
             rd_sq = tq_link.read_port(domain="comb")
             rd_sq.addr, rd_sq.data = tq_head[n_q], self.sq_succ
             m.d.comb += self.sq_succ_valid.eq(ge_const(tq_cnt[n_q], 2))
-        # STEP 5 checked-queue pop
-        rd_cq = cq_link.read_port(domain="comb")
-        rd_cq.addr = self.cmt_slot
-        c_cnt = select(cq_cnt, self.cmt_q)
-        m.d.comb += [
-            self.cmt_slot.eq(select(cq_head, self.cmt_q)),
-            self.cq_new.eq(Mux(eq_const(c_cnt, 1), self.pop_slot, rd_cq.data)),
-        ]
-        # CQ link write (push onto a non-empty checked queue)
+        # STEP 5 checked-queue pop: the head and the second level are registers (class docstring)
+        m.d.comb += self.cmt_slot.eq(select(cq_head, self.cmt_q))
+        # CQ link write (push onto a non-empty checked queue): the pushed slot and its tag
         wcq = cq_link.write_port()
         wcq.data = self.pop_slot
         m.d.comb += [wcq.addr.eq(select(cq_tail, self.pop_q)),
                      wcq.en.eq(self.pop_en & nonzero(select(cq_cnt, self.pop_q)))]
+        if tag is not None:
+            wtag = cq_link_tag.write_port()
+            wtag.data, wtag.addr, wtag.en = pop_tag, wcq.addr, wcq.en
         for q in range(n_q):
             push = self.pop_en & eq_const(self.pop_q, q)
             pop = self.cmt_en & eq_const(self.cmt_q, q)
+            one = eq_const(cq_cnt[q], 1)
+            second = Signal(sw, name=f"cq_second{q}")
+            rd = cq_link.read_port(domain="comb")
+            rd.addr = second
+            # per field: (head register, second-level register, value pushed this cycle, value
+            # linked behind the second entry)
+            levels = [(cq_head[q], second, self.pop_slot, rd.data)]
+            if tag is not None:
+                tag2 = Signal(len(pop_tag), name=f"cq_tag2_{q}")
+                rd_tag = cq_link_tag.read_port(domain="comb")
+                rd_tag.addr = second
+                levels.append((self.cq_tag[q].as_value(), tag2, pop_tag, rd_tag.data))
             with m.If(push):
                 m.d.sync += cq_tail[q].eq(self.pop_slot)
-                with m.If(is_zero(cq_cnt[q])):
-                    m.d.sync += cq_head[q].eq(self.pop_slot)
-            with m.If(pop):
-                m.d.sync += cq_head[q].eq(self.cq_new)
-            m.d.sync += cq_cnt[q].eq(cq_cnt[q] + push - pop)
+            for head, lvl2, pushed, linked in levels:
+                with m.If(push):
+                    with m.If(is_zero(cq_cnt[q])):
+                        m.d.sync += head.eq(pushed)
+                    with m.Elif(one & ~pop):
+                        m.d.sync += lvl2.eq(pushed)
+                with m.If(pop):
+                    m.d.sync += [head.eq(Mux(one, pushed, lvl2)),
+                                 lvl2.eq(Mux(ge_const(cq_cnt[q], 3), linked, pushed))]
+            m.d.sync += [cq_cnt[q].eq(cq_cnt[q] + push - pop),
+                         self.cq_nonempty[q].eq(push | ge_const(cq_cnt[q], 2)
+                                                | (~pop & nonzero(cq_cnt[q])))]
 
         # STEP 6 insert, after the pops
         wtq = tq_link.write_port()
@@ -172,7 +214,7 @@ class LinkedQueues(wiring.Component):
                 m.d.sync += tq_head[k].eq(succ)
             if k < n_q:                      # second entry: the popped queue's third, or the
                 with m.If(popped):           # inserted slot when it lands behind the head
-                    m.d.sync += tq_second[k].eq(third)
+                    m.d.sync += tq_second[k].eq(self.tq_third[k])
                 with m.If(ins & eq_const(cnt_after, 1)):
                     m.d.sync += tq_second[k].eq(self.ins_slot)
             with m.If(ins):

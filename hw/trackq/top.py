@@ -2,7 +2,7 @@
 
 Router, group tracker, fast FIFO, commit FIFO, output merge, counters and the error register,
 around the modules of the spec's table: QueueMapper, EntryPool, LinkedQueues, SectorValidTable,
-HeadTracker, CommitPicker and the pop RoundRobinArbiter.
+HeadTracker, CommitPicker and the pop RoundRobinArbiter, plus Oldest (G).
 """
 
 from amaranth import C, Cat, Module, Mux, Signal
@@ -14,12 +14,13 @@ from golden.trackq.formats import (COUNTER_W, COUNTERS, ERR_W, SRC_FAST, TEX, cm
 from golden.trackq.params import RANGES, TrackqParams, clog2
 from hw.common.arbiter import RoundRobinArbiter
 from hw.common.layout import always_ready_stream, struct_layout
-from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, lt, lt_const,
-                                nonzero, select)
+from hw.common.lintops import (bit_at, eq, eq_const, ge, gt_const, is_zero, lt_const, nonzero,
+                                select)
 from hw.common.params import check_int
 from hw.trackq.commit import CommitPicker
 from hw.trackq.heads import HeadTracker
 from hw.trackq.mapper import QueueMapper
+from hw.trackq.oldest import Oldest
 from hw.trackq.pool import EntryPool
 from hw.trackq.queues import LinkedQueues
 from hw.common.regfifo import RegFifo
@@ -60,25 +61,6 @@ def stream_ports(p):
         "pop": Out(always_ready_stream(struct_layout(pop_fields(p)))),
         "cmt": Out(always_ready_stream(struct_layout(cmt_fields(p)))),
     }
-
-
-def _max_age(m, items, name):
-    """(valid, age) of the largest age among valid ``items`` [(valid, age)], as a tree."""
-    level = 0
-    while len(items) > 1:
-        nxt = []
-        for k in range(0, len(items) - 1, 2):
-            (va, aa), (vb, ab) = items[k], items[k + 1]
-            v = Signal(name=f"{name}_v{level}_{k}")
-            a = Signal(len(aa), name=f"{name}_a{level}_{k}")
-            take_b = vb & (~va | lt(aa, ab))
-            m.d.comb += [v.eq(va | vb), a.eq(Mux(take_b, ab, aa))]
-            nxt.append((v, a))
-        if len(items) % 2:
-            nxt.append(items[-1])
-        items = nxt
-        level += 1
-    return items[0]
 
 
 class TrackingQueues(wiring.Component):
@@ -155,8 +137,12 @@ class TrackingQueues(wiring.Component):
         m.submodules.mapper = mapper = QueueMapper(n_q, p.WARP_W)
         m.submodules.svt = svt = SectorValidTable(p.BANKS, p.DSLOTS, p.SECTORS)
         m.submodules.heads = heads = HeadTracker(n_q, p.BANKS, p.SECTORS, p.DSLOT_W)
-        m.submodules.pool = pool = EntryPool(p.POOL, pl, p.FREELIST, n_read=6)
-        m.submodules.queues = queues = LinkedQueues(n_q, p.POOL)
+        # read ports: 0 status-queue successor, 1 commit, 2 commit-FIFO head, 3 pop, 4 the
+        # entry behind the popped queue's second (the second-level head cache)
+        m.submodules.pool = pool = EntryPool(p.POOL, pl, p.FREELIST, n_read=5)
+        head_tag = data.StructLayout({"seq": p.SEQ_W, "tex": 1})
+        m.submodules.queues = queues = LinkedQueues(n_q, p.POOL, tag=head_tag)
+        m.submodules.oldest = oldest = Oldest(n_q + 1, p.SEQ_W)
         m.submodules.picker = picker = CommitPicker(n_q, p.SEQ_W)
         m.submodules.pop_arb = pop_arb = RoundRobinArbiter(n_q)
         m.submodules.cf = cf = RegFifo(sw, p.COMMIT_DEPTH)
@@ -172,9 +158,6 @@ class TrackingQueues(wiring.Component):
 
         req = self.req.payload
         seq_next = Signal(p.SEQ_W)
-
-        def age(x):
-            return (seq_next - x)[:p.SEQ_W]
 
         # ---- STEP 0: legalise the config (TQ-E6..E8) ---------------------------------------
         cgm_low = is_zero(self.cfg_cgm)
@@ -202,24 +185,22 @@ class TrackingQueues(wiring.Component):
             m.d.comb += pool.cfg_reclaim.eq(self.cfg_reclaim)
 
         # ---- queue-head caches (seq and TEX bit of every list head) -----------------------
+        # tracking and status queues here; the checked queues' (two levels) in LinkedQueues
         tq_seq = [Signal(p.SEQ_W, name=f"tq_seq{k}") for k in range(n_q + 1)]
         tq_tex = [Signal(name=f"tq_tex{k}") for k in range(n_q)]
-        cq_seq = [Signal(p.SEQ_W, name=f"cq_seq{k}") for k in range(n_q)]
-        cq_tex = [picker.cq_tex[k] for k in range(n_q)]    # registers: the picker's input
+        cq_seq = [queues.cq_tag[k].seq for k in range(n_q)]
         tcnt = [Signal(p.OCC_W, name=f"tcnt{k}") for k in range(n_q)]
         tq_cnt, cq_cnt = queues.tq_count, queues.cq_count
+        cq_busy = queues.cq_nonempty
 
         # ---- STEP 1: G, req.ready, resp ----------------------------------------------------
-        cands = []
-        for q in range(n_q):
-            v = Signal(name=f"g_cand_v{q}")
-            m.d.comb += v.eq(nonzero(cq_cnt[q]) | nonzero(tq_cnt[q]))
-            cands.append((v, age(Mux(nonzero(cq_cnt[q]), cq_seq[q], tq_seq[q]))))
+        for q in range(n_q):                       # G candidates: CQ head, else TQ head
+            m.d.comb += [oldest.valid[q].eq(cq_busy[q] | nonzero(tq_cnt[q])),
+                         oldest.seq[q].eq(Mux(cq_busy[q], cq_seq[q], tq_seq[q]))]
         sq_valid = Signal()
-        sq_age = age(tq_seq[n_q])
-        m.d.comb += sq_valid.eq(nonzero(tq_cnt[n_q]))
-        cands.append((sq_valid, sq_age))
-        g_valid, g_age = _max_age(m, cands, "g")
+        m.d.comb += [sq_valid.eq(nonzero(tq_cnt[n_q])), oldest.valid[n_q].eq(sq_valid),
+                     oldest.seq[n_q].eq(tq_seq[n_q]), oldest.seq_next.eq(seq_next)]
+        g_valid, g_age = oldest.g_valid, oldest.g_age
 
         used = pool.used
         req_ready = self.req.ready
@@ -235,8 +216,8 @@ class TrackingQueues(wiring.Component):
         m.d.comb += [which_cf.eq(hold_cf | (~ff_rdy & cf.r_rdy)),
                      resp_valid.eq(hold_cf | ff_rdy | cf.r_rdy)]
         cf_slot = cf.r_data
-        m.d.comb += pool.rd3_addr.eq(cf_slot)
-        cf_pl = pool.rd3_data
+        m.d.comb += pool.rd2_addr.eq(cf_slot)
+        cf_pl = pool.rd2_data
         rp = self.resp.payload
         with m.If(which_cf):
             m.d.comb += [rp.id.eq(cf_pl.id), rp.warp.eq(cf_pl.warp), rp.cls.eq(cf_pl.cls),
@@ -254,16 +235,18 @@ class TrackingQueues(wiring.Component):
         # ---- STEP 2: commit decision --------------------------------------------------------
         for q in range(n_q):
             m.d.comb += [
-                picker.cq_valid[q].eq(nonzero(cq_cnt[q])),
+                picker.cq_valid[q].eq(cq_busy[q]),
                 picker.cq_has_term[q].eq(nonzero(tcnt[q])),
                 picker.cq_upartial[q].eq(bit_at(pool.upartial, queues.cq_head[q])),
-                picker.cq_age[q].eq(age(cq_seq[q])),
+                picker.cq_seq[q].eq(cq_seq[q]),
+                picker.cq_tex[q].eq(queues.cq_tag[q].tex),
+                picker.cq_is_g[q].eq(oldest.is_g[q] & cq_busy[q]),
             ]
-        m.d.comb += [picker.sq_valid.eq(sq_valid), picker.sq_age.eq(sq_age),
-                     picker.g_valid.eq(g_valid), picker.g_age.eq(g_age),
+        m.d.comb += [picker.sq_valid.eq(sq_valid), picker.sq_seq.eq(tq_seq[n_q]),
+                     picker.sq_is_g.eq(oldest.is_g[n_q]),
                      picker.cf_room.eq(lt_const(cf.level, p.COMMIT_DEPTH))]
         if p.FAST_PATH:
-            m.d.comb += [picker.ff_valid.eq(ff_rdy), picker.ff_age.eq(age(ff_head.tsnap))]
+            m.d.comb += [picker.ff_valid.eq(ff_rdy), picker.ff_tsnap.eq(ff_head.tsnap)]
         cm_valid, cm_status = picker.cm_valid, picker.cm_status
         cm_cq = Signal()
         m.d.comb += cm_cq.eq(cm_valid & ~cm_status)
@@ -272,10 +255,17 @@ class TrackingQueues(wiring.Component):
             queues.sq_pop_en.eq(cm_valid & cm_status),
             queues.cmt_en.eq(cm_cq), queues.cmt_q.eq(picker.cm_q),
             cm_slot.eq(Mux(cm_status, queues.tq_head[n_q], queues.cmt_slot)),
-            picker.h_term.eq(bit_at(pool.term, cm_slot)),
-            picker.h_eog.eq(bit_at(pool.eog, cm_slot)),
-            picker.h_eoi.eq(bit_at(pool.eoi, cm_slot)),
         ]
+        # What a checked-queue commit needs of its head is looked up at every head in parallel
+        # with the decision and then selected by cm_q (the picker uses these only for cm_cq).
+        cq_head = [queues.cq_head[k] for k in range(n_q)]
+
+        def at_cm_head(lookup):
+            return select([lookup(cq_head[k]) for k in range(n_q)], picker.cm_q)
+
+        m.d.comb += [picker.h_term.eq(at_cm_head(lambda s: bit_at(pool.term, s))),
+                     picker.h_eog.eq(at_cm_head(lambda s: bit_at(pool.eog, s))),
+                     picker.h_eoi.eq(at_cm_head(lambda s: bit_at(pool.eoi, s)))]
 
         # ---- STEP 3: inval then fill --------------------------------------------------------
         fl, iv = self.fill.payload, self.inval.payload
@@ -293,8 +283,19 @@ class TrackingQueues(wiring.Component):
         pop_at = pop_arb.grant                     # one-hot: queue k pops this cycle
         m.d.comb += [pop_arb.req.eq(heads.ready), pop_arb.advance.eq(heads.ready.any()),
                      queues.pop_en.eq(pop_valid), queues.pop_q.eq(pop_q),
-                     pool.rd0_addr.eq(queues.pop_succ), pool.rd4_addr.eq(queues.pop_slot)]
-        succ = pool.rd0_data
+                     pool.rd3_addr.eq(queues.pop_slot)]
+        # Second-level head cache: what promoting a tracking queue's second entry needs (its
+        # check fields, seq and TEX bit), in registers, so that the successor's check against
+        # the SVT starts from a register select after the pop arbiter instead of a pool read.
+        # Refreshed exactly when queues.tq_second changes: from the pool at the popped queue's
+        # third slot (queues.tq_third, itself read at registers: one RAM level before the
+        # register), or from an insert landing right behind the head. (Reading the third of
+        # every queue in parallel, one pool port each, made Yosys 0.70's abc9 fail an assertion.)
+        sec_layout = data.StructLayout({"dslot": pl["dslot"].shape, "need": pl["need"].shape,
+                                        "seq": p.SEQ_W, "tex": 1})
+        sec = [Signal(sec_layout, name=f"tq_sec{k}") for k in range(n_q)]
+        m.d.comb += pool.rd4_addr.eq(select([queues.tq_third[k] for k in range(n_q)], pop_q))
+        succ = sec_layout(select([sec[k].as_value() for k in range(n_q)], pop_q))
         m.d.comb += [
             svt.a_dslot.eq(succ.dslot),
             heads.pop_valid.eq(pop_valid), heads.pop_q.eq(pop_q),
@@ -340,12 +341,16 @@ class TrackingQueues(wiring.Component):
         grp_open = Signal()
         grp_cnt = Signal(p.CGM_W)
 
+        cm_last = Signal()                          # this cycle's commit is last_slot
+        cm_gfirst = Signal()                        # ... is gfirst_slot
+        m.d.comb += [cm_last.eq(cm_cq & at_cm_head(lambda s: eq(s, last_slot))),
+                     cm_gfirst.eq(cm_cq & at_cm_head(lambda s: eq(s, gfirst_slot)))]
         last_cm_now = Signal()
         gfirst_cm_now = Signal()
         last_in_cq = Signal()
         m.d.comb += [
-            last_cm_now.eq(last_committed | (cm_cq & eq(cm_slot, last_slot))),
-            gfirst_cm_now.eq(gfirst_committed | (cm_cq & eq(cm_slot, gfirst_slot))),
+            last_cm_now.eq(last_committed | cm_last),
+            gfirst_cm_now.eq(gfirst_committed | cm_gfirst),
             last_in_cq.eq((last_popped | (pop_valid & eq(queues.pop_slot, last_slot)))
                           & ~last_cm_now),
         ]
@@ -396,9 +401,9 @@ class TrackingQueues(wiring.Component):
 
         with m.If(pop_valid & eq(queues.pop_slot, last_slot)):
             m.d.sync += last_popped.eq(1)
-        with m.If(cm_cq & eq(cm_slot, last_slot)):
+        with m.If(cm_last):
             m.d.sync += last_committed.eq(1)
-        with m.If(cm_cq & eq(cm_slot, gfirst_slot)):
+        with m.If(cm_gfirst):
             m.d.sync += gfirst_committed.eq(1)
         with m.If(close_eog):
             m.d.sync += [grp_open.eq(0), grp_cnt.eq(0)]
@@ -428,32 +433,28 @@ class TrackingQueues(wiring.Component):
                          ff.w_data.eq(ent), ff.w_en.eq(accept & to_fast)]
 
         # ---- head caches and terminator counts ----------------------------------------------
-        m.d.comb += [pool.rd1_addr.eq(queues.sq_succ), pool.rd2_addr.eq(queues.cq_new),
-                     pool.rd5_addr.eq(cm_slot)]
-        cq_new_from_pop = (eq_const(select([cq_cnt[k] for k in range(n_q)], picker.cm_q), 1)
-                           & pop_valid & eq(pop_q, picker.cm_q))
-        pop_seq = select(tq_seq[:n_q], pop_q)
-        pop_tex = select(tq_tex, pop_q)
+        m.d.comb += [pool.rd0_addr.eq(queues.sq_succ), pool.rd1_addr.eq(cm_slot),
+                     queues.pop_tag.seq.eq(select(tq_seq[:n_q], pop_q)),
+                     queues.pop_tag.tex.eq(select(tq_tex, pop_q))]
         for k in range(n_q):
             push_k = pop_at[k]
             cm_k = cm_cq & eq_const(picker.cm_q, k)
             with m.If(push_k & queues.pop_succ_valid):
-                m.d.sync += [tq_seq[k].eq(succ.seq), tq_tex[k].eq(eq_const(succ.cls, TEX))]
+                m.d.sync += [tq_seq[k].eq(sec[k].seq), tq_tex[k].eq(sec[k].tex)]
             with m.If(ins_promote & decode_q[k]):
                 m.d.sync += [tq_seq[k].eq(seq_next), tq_tex[k].eq(cls_tex)]
-            with m.If(cm_k):
-                with m.If(cq_new_from_pop):
-                    m.d.sync += [cq_seq[k].eq(pop_seq), cq_tex[k].eq(pop_tex)]
-                with m.Else():
-                    m.d.sync += [cq_seq[k].eq(pool.rd2_data.seq),
-                                 cq_tex[k].eq(eq_const(pool.rd2_data.cls, TEX))]
-            with m.Elif(push_k & is_zero(cq_cnt[k])):
-                m.d.sync += [cq_seq[k].eq(pop_seq), cq_tex[k].eq(pop_tex)]
+            third = pool.rd4_data              # the popped queue's third entry
+            with m.If(push_k):
+                m.d.sync += [sec[k].dslot.eq(third.dslot), sec[k].need.eq(third.need),
+                             sec[k].seq.eq(third.seq), sec[k].tex.eq(eq_const(third.cls, TEX))]
+            with m.If(to_tq & decode_q[k] & eq_const((tq_cnt[k] - push_k)[:p.OCC_W], 1)):
+                m.d.sync += [sec[k].dslot.eq(req.dslot), sec[k].need.eq(req.need),
+                             sec[k].seq.eq(seq_next), sec[k].tex.eq(cls_tex)]
             inc = (push_k & pop_term) + (retro_term & eq_const(inst_q, k))
             dec = cm_k & picker.h_term
             m.d.sync += tcnt[k].eq(tcnt[k] + inc - dec)
         with m.If(cm_valid & cm_status & queues.sq_succ_valid):
-            m.d.sync += tq_seq[n_q].eq(pool.rd1_data.seq)
+            m.d.sync += tq_seq[n_q].eq(pool.rd0_data.seq)
         sq_left = (tq_cnt[n_q] - (cm_valid & cm_status))[:p.OCC_W]
         with m.If(accept & is_status & is_zero(sq_left)):
             m.d.sync += tq_seq[n_q].eq(seq_next)
@@ -469,10 +470,10 @@ class TrackingQueues(wiring.Component):
         # ---- observation and status outputs -------------------------------------------------
         m.d.comb += [
             self.pop.valid.eq(pop_valid), self.pop.payload.q.eq(pop_q),
-            self.pop.payload.id.eq(pool.rd4_data.id),
+            self.pop.payload.id.eq(pool.rd3_data.id),
             self.cmt.valid.eq(cm_valid), self.cmt.payload.src.eq(cm_status),
             self.cmt.payload.q.eq(Mux(cm_status, 0, picker.cm_q)),
-            self.cmt.payload.id.eq(pool.rd5_data.id),
+            self.cmt.payload.id.eq(pool.rd1_data.id),
             self.st_occ.eq(tq_cnt[n_q]), self.fast_occ.eq(ff_level),
             self.pool_used.eq(used), self.pool_full.eq(eq_const(used, p.POOL)),
             self.ready_vec.eq(heads.ready), self.lock_valid.eq(picker.lock_valid),
