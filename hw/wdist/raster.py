@@ -9,12 +9,15 @@ while IDs are computed behind them:
   levels) and pushes an entry into the run FIFO (RASTER_FIFO_DEPTH): a GRID marker, a run (the
   delta to advance by, the own CTA count, the first own rank), a fold (delta about to overflow
   DELTA_W bits, WD-F26) or a LAUNCH_ID copy. The beat waits only while the FIFO is full.
-- **divide**: one run at a time, DELTA_W + 1 cycles of chained restoring-division steps (one
-  dividend bit per cycle): delta → (xd, yd, zd) of A9 on the unit grid (U_x, U_y), and the first
-  rank ρ0 → its in-CGA digits ``lin2xyz(ρ0 mod isz; I)``, ``lin2xyz(ρ0 div isz; O)``.
-- **emit**: adds the digits to the position with A9's two carries and emits the run's records,
-  one per cycle, stepping the position (PLAIN) or the rank digits (CGA levels) by +1; the next
-  run's division overlaps the emission.
+- **divide**: one run at a time, DELTA_W + 1 chained restoring-division steps (one dividend
+  bit per step; the first as the run is taken from the FIFO, then one per cycle): delta →
+  (xd, yd, zd) of A9 on the unit grid (U_x, U_y), and the first rank ρ0 → its in-CGA digits
+  ``lin2xyz(ρ0 mod isz; I)``, ``lin2xyz(ρ0 div isz; O)``.
+- **emit**: adds the digits to the position with A9's two carries into the emit state, then
+  emits the run's records from that state, one per cycle, stepping the position (PLAIN) or the
+  rank digits (CGA levels) by +1; the next run's division overlaps the emission, and the next
+  run is taken in the cycle of the last record. The record's ID products start from registers
+  (issue 9: with the first record in the cycle the run was taken, they sat behind the A9 update).
 
 The unit grid U comes with the GRID beat (``unit_x``, ``unit_y``, computed once at the command
 head), so no SM divides by a grid-wide value.
@@ -192,31 +195,42 @@ class Rasterizer(wiring.Component):
                  (("rx", 6), ("ry", 6), ("rz", 6), ("vx", 5), ("vy", 5))]
         vz = Signal(steps)
         rem_isz = Signal(min(18, steps))
-        with m.If(d_valid & nonzero(d_left)):
-            q1, n1 = div_step(rem_x, dl[-1], dcfg["ux"])
-            q2, n2 = div_step(rem_y, q1, dcfg["uy"])
-            m.d.sync += [rem_x.eq(n1), rem_y.eq(n2), zd.eq(Cat(q2, zd[:-1])),
-                         dl.eq(dl << 1), d_left.eq(d_left - 1)]
-            bit = rk[-1]
-            for reg, div in zip(rem_r, ("ix", "iy", "iz", "ox", "oy")):
+        def divide(rx, ry, z, dbit, rems, v, risz, rbit):
+            """One step of the chained dividers: the remainders and quotient shift registers
+            after shifting in the delta bit ``dbit`` and the rank bit ``rbit``."""
+            q1, n1 = div_step(rx, dbit, dcfg["ux"])
+            q2, n2 = div_step(ry, q1, dcfg["uy"])
+            bit, n_r = rbit, []
+            for reg, div in zip(rems, ("ix", "iy", "iz", "ox", "oy")):
                 bit, nxt = div_step(reg, bit, dcfg[div])
-                m.d.sync += reg.eq(nxt)
-            _, n_isz = div_step(rem_isz, rk[-1], dcfg["isz"])
-            m.d.sync += [vz.eq(Cat(bit, vz[:-1])), rem_isz.eq(n_isz), rk.eq(rk << 1)]
+                n_r.append(nxt)
+            _, n_isz = div_step(risz, rbit, dcfg["isz"])
+            return [rem_x.eq(n1), rem_y.eq(n2), zd.eq(Cat(q2, z[:-1])), vz.eq(Cat(bit, v[:-1])),
+                    rem_isz.eq(n_isz), *(r.eq(n) for r, n in zip(rem_r, n_r))]
+
+        with m.If(d_valid & nonzero(d_left)):
+            m.d.sync += divide(rem_x, rem_y, zd, dl[-1], rem_r, vz, rem_isz, rk[-1])
+            m.d.sync += [dl.eq(dl << 1), rk.eq(rk << 1), d_left.eq(d_left - 1)]
         with m.If(e_take):
             m.d.sync += d_valid.eq(0)
         with m.If(pop):
             is_run = eq_const(head.kind, _RUN)
             # PLAIN runs need only the delta's bits (its MSB moved to the top of dl); CGA runs
-            # also the rank's, so they take max(DELTA_W + 1, RANK_W) steps
+            # also the rank's, so they take max(DELTA_W + 1, RANK_W) steps. The first step
+            # runs as the entry is taken (all remainders 0), which pays for the emit stage's
+            # record register (WD-P5's DELTA_W + 4 cycles to the first ID).
             short = dcfg["plain"] & ~eq_const(head.kind, _GRID)
+            first_dl = Signal(steps)
+            m.d.comb += first_dl.eq(Mux(short, head.body.run.delta << (steps - run_w),
+                                        head.body.run.delta))
+            rho0 = head.body.run.rho0
+            zeros = [Const(0, len(r)) for r in rem_r]
             m.d.sync += [d_valid.eq(1), d_entry.eq(head),
-                         d_left.eq(Mux(is_run, Mux(short, run_w, steps), 0)),
-                         dl.eq(Mux(short, head.body.run.delta << (steps - run_w),
-                                   head.body.run.delta)),
-                         rk.eq(head.body.run.rho0),
-                         rem_x.eq(0), rem_y.eq(0), rem_isz.eq(0), zd.eq(0), vz.eq(0)]
-            m.d.sync += [r.eq(0) for r in rem_r]
+                         d_left.eq(Mux(is_run, Mux(short, run_w - 1, steps - 1), 0)),
+                         dl.eq(first_dl << 1), rk.eq(rho0 << 1)]
+            m.d.sync += divide(Const(0, len(rem_x)), Const(0, len(rem_y)), Const(0, steps),
+                               first_dl[-1], zeros, Const(0, steps), Const(0, len(rem_isz)),
+                               rho0[-1] if len(rho0) == steps else Const(0, 1))
             with m.If(eq_const(head.kind, _GRID)):
                 hg = head.body.grid
                 outer = eq_const(hg.level, Level.GPU) | eq_const(hg.level, Level.CPC)
@@ -239,13 +253,23 @@ class Rasterizer(wiring.Component):
                 ("r", rank_w), ("rho", rank_w))}
         e_left = Signal(cnt_w)
         e_meta = Signal(entry_l)              # grid_id, seq, is_cga, cga_id of the run
+        # O·I per axis, loaded with ecfg (a register: the record's product starts from it)
+        oi = [Signal(11, name=f"ecfg_oi{a}", init=1) for a in "xyz"]
         out = self.cta_id
         out_free = ~out.valid | out.ready
         with m.If(out.ready):
             m.d.sync += out.valid.eq(0)
 
+        # A run is taken into the emit state one cycle before its first record, so the record
+        # register is fed by registers only (the ID products are not behind A9's position
+        # update; 28.5 MHz before, issue 9). A run may be taken in the cycle of the previous
+        # run's last record, so back-to-back runs leave no gap.
+        emit = Signal()
+        m.d.comb += emit.eq(nonzero(e_left) & out_free)
         d_kind = d_entry.kind
-        m.d.comb += e_take.eq(d_done & is_zero(e_left) & (~eq_const(d_kind, _COPY) | out_free))
+        run_free = is_zero(e_left) | (eq_const(e_left, 1) & emit)
+        m.d.comb += e_take.eq(d_done & Mux(eq_const(d_kind, _RUN), run_free,
+                                           is_zero(e_left) & (~eq_const(d_kind, _COPY) | out_free)))
         take_run = Signal()
         m.d.comb += take_run.eq(e_take & eq_const(d_kind, _RUN))
 
@@ -257,31 +281,22 @@ class Rasterizer(wiring.Component):
         cy = ge(y1, uy)
         adv = [Mux(cx, x1 - ux, x1)[:p.GX_W], Mux(cy, y1 - uy, y1)[:p.GY_W],
                (pos[2] + zd + cy)[:p.GZ_W]]
-        src_pos = [Mux(take_run, a, q) for a, q in zip(adv, pos)]
         d_dig = dict(zip(("rx", "ry", "rz", "vx", "vy"), rem_r))
-        src_dig = {n: Mux(take_run, d_dig[n], dig[n]) for n in ("rx", "ry", "rz", "vx", "vy")}
-        src_dig["vz"] = Mux(take_run, vz, dig["vz"])
-        src_dig["r"] = Mux(take_run, rem_isz, dig["r"])
-        src_dig["rho"] = Mux(take_run, d_entry.body.run.rho0, dig["rho"])
-        src_left = Mux(take_run, d_entry.body.run.mine, e_left)
-        src_meta = Mux(take_run, d_entry, e_meta)
-        meta = data.View(entry_l, src_meta)
+        d_dig.update(vz=vz, r=rem_isz, rho=d_entry.body.run.rho0)
+        meta = data.View(entry_l, e_meta)
 
         # the record of the current state: ctaid = pos·(O·I) + v·I + r per axis (PLAIN: pos)
         plain, gpu = ecfg["plain"], ecfg["gpu"]
-        oi = [ecfg["ox"] * ecfg["ix"], ecfg["oy"] * ecfg["iy"], ecfg["oz"] * ecfg["iz"]]
-        ctaid = [(src_pos[a] * oi[a] + src_dig[v] * ecfg[i] + src_dig[r])[:len(pos[a])]
+        ctaid = [(pos[a] * oi[a] + dig[v] * ecfg[i] + dig[r])[:len(pos[a])]
                  for a, v, i, r in ((0, "vx", "ix", "rx"), (1, "vy", "iy", "ry"),
                                     (2, "vz", "iz", "rz"))]
-        emit = Signal()
-        m.d.comb += emit.eq(nonzero(src_left) & out_free)
         rec = out.payload
         with m.If(emit):
             m.d.sync += [out.valid.eq(1), rec.grid_id.eq(meta.grid_id), rec.seq.eq(meta.seq),
                          rec.ctaid_x.eq(ctaid[0]), rec.ctaid_y.eq(ctaid[1]),
                          rec.ctaid_z.eq(ctaid[2]), rec.is_cga.eq(meta.is_cga),
                          rec.cga_id.eq(meta.cga_id),
-                         rec.cga_cta_id.eq(Mux(plain, 0, Mux(gpu, src_dig["r"], src_dig["rho"])))]
+                         rec.cga_cta_id.eq(Mux(plain, 0, Mux(gpu, dig["r"], dig["rho"])))]
         with m.Elif(e_take & eq_const(d_kind, _COPY)):
             cp = d_entry.body.copy
             m.d.sync += [out.valid.eq(1), rec.grid_id.eq(d_entry.grid_id),
@@ -290,31 +305,37 @@ class Rasterizer(wiring.Component):
                          rec.is_cga.eq(d_entry.is_cga), rec.cga_id.eq(d_entry.cga_id),
                          rec.cga_cta_id.eq(cp.cga_cta_id)]
 
-        # the state after this cycle: +1 on the position (PLAIN) or on the rank digits. A digit
+        # the state after a record: +1 on the position (PLAIN) or on the rank digits. A digit
         # wraps when it holds its limit - 1 (a register loaded with the grid) and the carry
         # comes in, so the carries are an AND of parallel compares, not a chain of adders.
-        x2 = src_pos[0] + 1
-        wx = eq(src_pos[0], last["ux"])
-        y2 = src_pos[1] + wx
-        wy = wx & eq(src_pos[1], last["uy"])
-        step_pos = [Mux(wx, 0, x2)[:p.GX_W], Mux(wy, 0, y2)[:p.GY_W], (src_pos[2] + wy)[:p.GZ_W]]
+        x2 = pos[0] + 1
+        wx = eq(pos[0], last["ux"])
+        y2 = pos[1] + wx
+        wy = wx & eq(pos[1], last["uy"])
+        step_pos = [Mux(wx, 0, x2)[:p.GX_W], Mux(wy, 0, y2)[:p.GY_W], (pos[2] + wy)[:p.GZ_W]]
         step_dig, carry = {}, Const(1)
         for n, lim in (("rx", "ix"), ("ry", "iy"), ("rz", "iz"), ("vx", "ox"), ("vy", "oy")):
-            wrap = carry & eq(src_dig[n], last[lim])
-            step_dig[n] = Mux(wrap, 0, src_dig[n] + carry)
+            wrap = carry & eq(dig[n], last[lim])
+            step_dig[n] = Mux(wrap, 0, dig[n] + carry)
             carry = wrap
-        step_dig["vz"] = src_dig["vz"] + carry
-        step_dig["r"] = Mux(eq(src_dig["r"], last["isz"]), 0, src_dig["r"] + 1)
-        step_dig["rho"] = src_dig["rho"] + 1
-        with m.If(take_run | emit):
+        step_dig["vz"] = dig["vz"] + carry
+        step_dig["r"] = Mux(eq(dig["r"], last["isz"]), 0, dig["r"] + 1)
+        step_dig["rho"] = dig["rho"] + 1
+        with m.If(take_run):
+            m.d.sync += [q.eq(a) for q, a in zip(pos, adv)]
+            m.d.sync += [dig[n].eq(d_dig[n]) for n in dig]
+            m.d.sync += [e_left.eq(d_entry.body.run.mine), e_meta.eq(d_entry)]
+        with m.Elif(emit):
             # the position stays on the run's last CTA (the next delta counts from there)
-            more = emit & plain & ~eq_const(src_left, 1)
-            m.d.sync += [q.eq(Mux(more, sp, cp)) for q, sp, cp in zip(pos, step_pos, src_pos)]
-            m.d.sync += [dig[n].eq(Mux(emit & ~plain, step_dig[n], src_dig[n])) for n in dig]
-            m.d.sync += [e_left.eq(src_left - emit), e_meta.eq(src_meta)]
+            with m.If(plain & ~eq_const(e_left, 1)):
+                m.d.sync += [q.eq(sp) for q, sp in zip(pos, step_pos)]
+            with m.If(~plain):
+                m.d.sync += [dig[n].eq(step_dig[n]) for n in dig]
+            m.d.sync += e_left.eq(e_left - 1)
         with m.If(e_take & eq_const(d_kind, _GRID)):
             m.d.sync += [ecfg[k].eq(dcfg[k]) for k in ecfg]
             m.d.sync += [last[k].eq(dcfg[k] - 1) for k in last]
+            m.d.sync += [o.eq(dcfg[f"o{a}"] * dcfg[f"i{a}"]) for o, a in zip(oi, "xyz")]
             m.d.sync += [q.eq(0) for q in pos]
 
         m.d.comb += self.idle.eq(~fifo.r_rdy & ~d_valid & is_zero(e_left) & ~out.valid)
