@@ -15,6 +15,7 @@ from golden.wdist.params import WdistParams
 from hw.common.layout import struct_layout
 from hw.common.lintops import ge, lt
 from hw.common.params import reject
+from hw.common.shiftadd import shift_add_mul
 
 __all__ = ["SmSlots", "shape_fields", "resource_widths"]
 
@@ -158,7 +159,7 @@ class SmSlots(wiring.Component):
         for r in range(4):
             w = widths[r]
             if r < 3:
-                prod, sub = (k * add_shape[r])[:w], sub_shape[r]
+                prod, sub = shift_add_mul(k, add_shape[r])[:w], sub_shape[r]
             else:
                 prod, sub = k, C(1, 1)
             m.d.sync += used[r].eq(
