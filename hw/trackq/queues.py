@@ -6,7 +6,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq_const, ge_const, is_zero, nonzero, select
+from hw.common.lintops import eq_const, ge_const_bits, is_zero, nonzero, select
 from hw.common.params import check_int
 
 __all__ = ["LinkedQueues"]
@@ -49,6 +49,14 @@ class LinkedQueues(wiring.Component):
     refills the second level from a read at the second entry, whose address is a register too:
     one read port per checked queue, so which queue commits only enables registers and never
     addresses a RAM in the same cycle.
+
+    **One read port per memory.** Every read of a link RAM (the third entry of each tracking
+    queue, the status-queue successor, the entry behind each checked queue's second) has its
+    own copy of the memory, all copies of a list written alike. Read ports of one memory whose
+    data is used under mutually exclusive conditions (the ``pop_q`` and ``cmt_q`` decodes) are
+    merged by Yosys's resource sharing (``share``) into one port addressed through a multiplexer
+    of the decision, which put a RAM read behind the pop arbiter and the commit decision again.
+    (On LUT RAM every read port is a copy of the memory anyway.)
 
     Members
     -------
@@ -116,14 +124,10 @@ class LinkedQueues(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n_q, size, sw, cw = self.n_q, self.size, self.slot_w, self.cnt_w
-        m.submodules.tq_link = tq_link = Memory(shape=sw, depth=size, init=[])
-        m.submodules.cq_link = cq_link = Memory(shape=sw, depth=size, init=[])
         tag = self.tag
         if tag is not None:          # the tag of the entry each CQ link points to, as raw
             # bits: the fields of a struct-shaped read port would be unread aliases
             pop_tag = self.pop_tag.as_value()
-            m.submodules.cq_link_tag = cq_link_tag = Memory(
-                shape=len(pop_tag), depth=size, init=[])
 
         # head and count registers are the elements of the output ports themselves
         n_lists = self.n_lists
@@ -142,43 +146,51 @@ class LinkedQueues(wiring.Component):
         # after the pop arbiter instead of two chained ones. The link RAM is read at the second
         # entry to refill that register for the next cycle.
         tq_second = [Signal(sw, name=f"tq_second{k}") for k in range(n_q)]
+        tq_waddr, tq_wen = Signal(sw), Signal()       # the TQ link write (STEP 6)
+        cq_waddr, cq_wen = Signal(sw), Signal()       # the CQ link write (STEP 4)
+
+        def link_copy(name, data, waddr, wen):
+            """A copy of a link memory with its list's write, and the copy's read port (class
+            docstring: one read port per memory)."""
+            m.submodules[name] = mem = Memory(shape=len(data), depth=size, init=[])
+            wp = mem.write_port()
+            wp.data, wp.addr, wp.en = data, waddr, wen
+            return mem.read_port(domain="comb")
+
         for k in range(n_q):
-            rd_third = tq_link.read_port(domain="comb")
+            rd_third = link_copy(f"tq_link{k}", self.ins_slot, tq_waddr, tq_wen)
             rd_third.addr, rd_third.data = tq_second[k], self.tq_third[k]
-        pop_cnt = select(tq_cnt[:n_q], self.pop_q)
         m.d.comb += [
             self.pop_slot.eq(select(tq_head[:n_q], self.pop_q)),
             self.pop_succ.eq(select(tq_second, self.pop_q)),
-            self.pop_succ_valid.eq(ge_const(pop_cnt, 2)),
+            # per queue before the select: the popped queue is known only after the arbiter
+            self.pop_succ_valid.eq(select([ge_const_bits(c, 2) for c in tq_cnt[:n_q]],
+                                          self.pop_q)),
         ]
         # STEP 5 status pop
         if self.status:
-            rd_sq = tq_link.read_port(domain="comb")
+            rd_sq = link_copy("tq_link_sq", self.ins_slot, tq_waddr, tq_wen)
             rd_sq.addr, rd_sq.data = tq_head[n_q], self.sq_succ
-            m.d.comb += self.sq_succ_valid.eq(ge_const(tq_cnt[n_q], 2))
+            m.d.comb += self.sq_succ_valid.eq(ge_const_bits(tq_cnt[n_q], 2))
         # STEP 5 checked-queue pop: the head and the second level are registers (class docstring)
         m.d.comb += self.cmt_slot.eq(select(cq_head, self.cmt_q))
         # CQ link write (push onto a non-empty checked queue): the pushed slot and its tag
-        wcq = cq_link.write_port()
-        wcq.data = self.pop_slot
-        m.d.comb += [wcq.addr.eq(select(cq_tail, self.pop_q)),
-                     wcq.en.eq(self.pop_en & nonzero(select(cq_cnt, self.pop_q)))]
-        if tag is not None:
-            wtag = cq_link_tag.write_port()
-            wtag.data, wtag.addr, wtag.en = pop_tag, wcq.addr, wcq.en
+        m.d.comb += [cq_waddr.eq(select(cq_tail, self.pop_q)),
+                     cq_wen.eq(self.pop_en & nonzero(select(cq_cnt, self.pop_q)))]
+
         for q in range(n_q):
             push = self.pop_en & eq_const(self.pop_q, q)
             pop = self.cmt_en & eq_const(self.cmt_q, q)
             one = eq_const(cq_cnt[q], 1)
             second = Signal(sw, name=f"cq_second{q}")
-            rd = cq_link.read_port(domain="comb")
+            rd = link_copy(f"cq_link{q}", self.pop_slot, cq_waddr, cq_wen)
             rd.addr = second
             # per field: (head register, second-level register, value pushed this cycle, value
             # linked behind the second entry)
             levels = [(cq_head[q], second, self.pop_slot, rd.data)]
             if tag is not None:
                 tag2 = Signal(len(pop_tag), name=f"cq_tag2_{q}")
-                rd_tag = cq_link_tag.read_port(domain="comb")
+                rd_tag = link_copy(f"cq_link_tag{q}", pop_tag, cq_waddr, cq_wen)
                 rd_tag.addr = second
                 levels.append((self.cq_tag[q].as_value(), tag2, pop_tag, rd_tag.data))
             with m.If(push):
@@ -191,14 +203,12 @@ class LinkedQueues(wiring.Component):
                         m.d.sync += lvl2.eq(pushed)
                 with m.If(pop):
                     m.d.sync += [head.eq(Mux(one, pushed, lvl2)),
-                                 lvl2.eq(Mux(ge_const(cq_cnt[q], 3), linked, pushed))]
+                                 lvl2.eq(Mux(ge_const_bits(cq_cnt[q], 3), linked, pushed))]
             m.d.sync += [cq_cnt[q].eq(cq_cnt[q] + push - pop),
-                         self.cq_nonempty[q].eq(push | ge_const(cq_cnt[q], 2)
+                         self.cq_nonempty[q].eq(push | ge_const_bits(cq_cnt[q], 2)
                                                 | (~pop & nonzero(cq_cnt[q])))]
 
         # STEP 6 insert, after the pops
-        wtq = tq_link.write_port()
-        wtq.data = self.ins_slot
         after = []
         for k in range(n_lists):
             if k < n_q:
@@ -222,6 +232,6 @@ class LinkedQueues(wiring.Component):
                 with m.If(is_zero(cnt_after)):
                     m.d.sync += tq_head[k].eq(self.ins_slot)
             m.d.sync += tq_cnt[k].eq(cnt_after + ins)
-        m.d.comb += [wtq.addr.eq(select(tq_tail, self.ins_list)),
-                     wtq.en.eq(self.ins_en & nonzero(select(after, self.ins_list)))]
+        m.d.comb += [tq_waddr.eq(select(tq_tail, self.ins_list)),
+                     tq_wen.eq(self.ins_en & nonzero(select(after, self.ins_list)))]
         return m

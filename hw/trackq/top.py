@@ -135,7 +135,8 @@ class TrackingQueues(wiring.Component):
         pl = payload_layout(p)
 
         m.submodules.mapper = mapper = QueueMapper(n_q, p.WARP_W)
-        m.submodules.svt = svt = SectorValidTable(p.BANKS, p.DSLOTS, p.SECTORS)
+        m.submodules.svt = svt = SectorValidTable(p.BANKS, p.DSLOTS, p.SECTORS,
+                                                  miss_b=bool(p.FAST_PATH))
         m.submodules.heads = heads = HeadTracker(n_q, p.BANKS, p.SECTORS, p.DSLOT_W)
         # read ports: 0 status-queue successor, 1 commit, 2 commit-FIFO head, 3 pop, 4 the
         # entry behind the popped queue's second (the second-level head cache)
@@ -190,6 +191,11 @@ class TrackingQueues(wiring.Component):
         tq_tex = [Signal(name=f"tq_tex{k}") for k in range(n_q)]
         cq_seq = [queues.cq_tag[k].seq for k in range(n_q)]
         tcnt = [Signal(p.OCC_W, name=f"tcnt{k}") for k in range(n_q)]
+        # a retroactive term of the previous cycle, added to tcnt one cycle late (the count of
+        # terms in checked queue k is tcnt + retro_pend): the group tracker's mark, which
+        # waits for the pop arbiter and the fast-path test, then ends at a flip-flop instead
+        # of the counter's adder
+        retro_pend = [Signal(name=f"retro_pend{k}") for k in range(n_q)]
         tq_cnt, cq_cnt = queues.tq_count, queues.cq_count
         cq_busy = queues.cq_nonempty
 
@@ -200,13 +206,11 @@ class TrackingQueues(wiring.Component):
         sq_valid = Signal()
         m.d.comb += [sq_valid.eq(nonzero(tq_cnt[n_q])), oldest.valid[n_q].eq(sq_valid),
                      oldest.seq[n_q].eq(tq_seq[n_q]), oldest.seq_next.eq(seq_next)]
-        g_valid, g_age = oldest.g_valid, oldest.g_age
 
         used = pool.used
         req_ready = self.req.ready
         ff_ok = lt_const(ff_level, p.FAST_DEPTH) if p.FAST_PATH else C(1, 1)
-        in_span = ~g_age[p.SEQ_W - 2:].any()          # g_age < 2^(SEQ_W-2)
-        m.d.comb += req_ready.eq(lt_const(used, p.POOL) & ff_ok & (~g_valid | in_span))
+        m.d.comb += req_ready.eq(lt_const(used, p.POOL) & ff_ok & oldest.span_ok)
         accept = Signal()
         m.d.comb += accept.eq(self.req.valid & req_ready)
 
@@ -236,7 +240,7 @@ class TrackingQueues(wiring.Component):
         for q in range(n_q):
             m.d.comb += [
                 picker.cq_valid[q].eq(cq_busy[q]),
-                picker.cq_has_term[q].eq(nonzero(tcnt[q])),
+                picker.cq_has_term[q].eq(nonzero(tcnt[q]) | retro_pend[q]),
                 picker.cq_upartial[q].eq(bit_at(pool.upartial, queues.cq_head[q])),
                 picker.cq_seq[q].eq(cq_seq[q]),
                 picker.cq_tex[q].eq(queues.cq_tag[q].tex),
@@ -309,9 +313,10 @@ class TrackingQueues(wiring.Component):
         m.d.comb += cls_eff.eq(Mux(eq_const(req.cls, 3), 0, req.cls))
         cls_tex = eq_const(cls_eff, TEX)
         m.d.comb += svt.b_dslot.eq(req.dslot)
-        miss_any = Cat(*[(req.need[b] & ~svt.b_valid[b]).any() for b in range(p.BANKS)]).any()
         is_status = req.is_status
         if p.FAST_PATH:
+            m.d.comb += svt.b_need.eq(req.need)
+            miss_any = svt.b_miss                  # a needed sector is invalid
             to_fast = Signal()
             m.d.comb += to_fast.eq(req.fast_path & ~is_status & ~cls_tex & ~miss_any)
         else:
@@ -359,10 +364,15 @@ class TrackingQueues(wiring.Component):
         split = Signal()
         eoi_mark = Signal()
         unlock = Signal()
+        # The TEX terms do not wait for the fast-path test (the SVT check): to_fast excludes TEX,
+        # so a TEX request goes to a tracking queue exactly when accepted as a non-status one,
+        # and cnt (used only under tex_slow) takes the split of a TEX insert as given.
+        split_if = Signal()                         # a TEX insert would split the instruction
         m.d.comb += [
-            tex_slow.eq(to_tq & cls_tex),
+            tex_slow.eq(accept & ~is_status & cls_tex),
             close_eog.eq(ins_slow & ~tex_slow & grp_open),
-            split.eq(tex_slow & inst_open & ~eq(inst_q, q)),
+            split_if.eq(inst_open & ~eq(inst_q, q)),
+            split.eq(tex_slow & split_if),
             eoi_mark.eq(split & ~last_cm_now),
             unlock.eq(split & last_cm_now & picker.lock_valid_next
                       & eq(picker.lock_q_next, inst_q)),
@@ -371,7 +381,7 @@ class TrackingQueues(wiring.Component):
         cnt = Signal(p.CGM_W + 1)
         eog_e = Signal()
         term_e = Signal()
-        m.d.comb += [cnt.eq(Mux(split, 0, grp_cnt) + 1),
+        m.d.comb += [cnt.eq(Mux(split_if, 0, grp_cnt) + 1),
                      eog_e.eq(req.eog | ge(cnt, cgm)),
                      term_e.eq(req.eoi | eog_e)]
         cnt_one = eq_const(cnt, 1)
@@ -450,9 +460,10 @@ class TrackingQueues(wiring.Component):
             with m.If(to_tq & decode_q[k] & eq_const((tq_cnt[k] - push_k)[:p.OCC_W], 1)):
                 m.d.sync += [sec[k].dslot.eq(req.dslot), sec[k].need.eq(req.need),
                              sec[k].seq.eq(seq_next), sec[k].tex.eq(cls_tex)]
-            inc = (push_k & pop_term) + (retro_term & eq_const(inst_q, k))
+            inc = (push_k & pop_term) + retro_pend[k]
             dec = cm_k & picker.h_term
-            m.d.sync += tcnt[k].eq(tcnt[k] + inc - dec)
+            m.d.sync += [tcnt[k].eq(tcnt[k] + inc - dec),
+                         retro_pend[k].eq(retro_term & eq_const(inst_q, k))]
         with m.If(cm_valid & cm_status & queues.sq_succ_valid):
             m.d.sync += tq_seq[n_q].eq(pool.rd0_data.seq)
         sq_left = (tq_cnt[n_q] - (cm_valid & cm_status))[:p.OCC_W]
