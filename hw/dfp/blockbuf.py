@@ -10,9 +10,10 @@ from amaranth.utils import ceil_log2
 
 from golden.dfp.formats import BLK_MAX_RANGE, Q_LANES_LEGAL
 from hw.common.params import check_int, reject
-from hw.dfp.round import bitlen, eq_const, is_zero, popcount
+from hw.dfp.round import bitlen, eq_const, is_zero, popcount, rshift_round_parts
 
-__all__ = ["BlockBuffer", "ReadPipeline", "check_block_params", "block_tally", "register_output"]
+__all__ = ["BlockBuffer", "ReadPipeline", "check_block_params", "block_tally", "round_saturate",
+           "register_output"]
 
 
 def check_block_params(component, q_lanes, blk_max):
@@ -190,6 +191,34 @@ class ReadPipeline:
         self.r_last = reg("last", self.r_last)
         self.r_desc = reg("desc", self.r_desc)
         return out
+
+
+def round_saturate(m, pipe, name, mags, shifts, signs, kills, overs, bias_bits, s_max):
+    """The last two pass-2 stages of the quantizer and the down-converter, per lane.
+
+    Stage 3 shifts each magnitude right by its ``shifts`` entry with the block's round mode
+    (``pipe.r_desc.rm``) into a quotient and a round-up bit; stage 4 adds them and saturates:
+    a killed lane gives 0, an ``overs`` lane or a sum past 32767 gives 32767 and counts as
+    saturated. The sum never exceeds 2^15 (the shifts leave 15 bits), so bit 15 and above only
+    flag saturation. Returns (15-bit magnitudes, saturation flags, signed outputs), registered.
+    ``name`` prefixes the stage registers.
+    """
+    quots, ups = [], []
+    for k, (mag, shift) in enumerate(zip(mags, shifts)):
+        quot, up = rshift_round_parts(m, mag, shift, pipe.r_desc.rm, bias_bits, s_max,
+                                      f"rnd{k}")
+        quots.append(quot)
+        ups.append(up)
+    st3 = pipe.stage(f"{name}r", q=quots, up=ups, sign=signs, kill=kills, over=overs)
+    out_mag, out_sat = [], []
+    for quot, up, kill, over in zip(st3["q"], st3["up"], st3["kill"], st3["over"]):
+        rounded = quot + up
+        sat = ~kill & (over | rounded[15:].any())
+        out_mag.append(Mux(kill, 0, Mux(sat, 32767, rounded[:15])))
+        out_sat.append(sat)
+    st4 = pipe.stage(f"{name}m", mag=out_mag, sat=out_sat, sign=st3["sign"])
+    out_i = [Mux(sign, -mag, mag) for sign, mag in zip(st4["sign"], st4["mag"])]
+    return st4["mag"], st4["sat"], out_i
 
 
 def block_tally(m, first, mags, sats):

@@ -1,6 +1,6 @@
 """DFP32 -> DFP16 block down-converter (spec dfp.md §4.10, Fig 16A 1630 / 16B 1660)."""
 
-from amaranth import Cat, Module, Mux, Signal, signed
+from amaranth import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -8,9 +8,9 @@ from golden.dfp.formats import (BIAS_BITS_RANGE, BIASED, CONFIG_FIELDS, DOWN_STA
                                 down_in_fields, down_out_fields, stats_fields)
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
-from hw.dfp.blockbuf import BlockBuffer, ReadPipeline, check_block_params, register_output
-from hw.dfp.round import (bitlen, rshift_round_parts,
-                          sgt_const, slt_const)
+from hw.dfp.blockbuf import (BlockBuffer, ReadPipeline, check_block_params, register_output,
+                              round_saturate)
+from hw.dfp.round import bitlen, sgt_const, slt_const
 from hw.dfp.stats import StatsCounters
 
 __all__ = ["DfpDownConverter"]
@@ -197,26 +197,11 @@ class DfpDownConverter(wiring.Component):
         d = (pipe.r_desc.es_max - beat.es)[:12]   # 0..4095
         st2 = pipe.stage("da", aligned=[beat.mag[k] >> d for k in range(q)],
                          sign=[beat.sign[k] for k in range(q)])
-        # stage 3: the rounding shift by R, as quotient and round-up bit
-        s_max = in_w - 15
-        q_lane, up_lane = [], []
-        for k in range(q):
-            quot, up = rshift_round_parts(m, st2["aligned"][k], pipe.r_desc.R, pipe.r_desc.rm,
-                                          self.bias_bits, s_max, f"rnd{k}")
-            q_lane.append(quot)
-            up_lane.append(up)
-        st3 = pipe.stage("dr", q=q_lane, up=up_lane, sign=st2["sign"])
-        # stage 4: the increment and the saturation
+        # stages 3 and 4: the rounding shift by R, then the increment and the saturation
         kill = pipe.r_desc.ovf | pipe.r_desc.unf
-        mag_lane, sat_lane = [], []
-        for k in range(q):
-            rounded = st3["q"][k] + st3["up"][k]
-            sat = ~kill & rounded[15:].any()      # only 32768 can exceed 32767
-            mag_lane.append(Mux(kill, 0, Mux(sat, 32767, rounded[:15])))
-            sat_lane.append(sat)
-        st4 = pipe.stage("dm", mag=mag_lane, sat=sat_lane, sign=st3["sign"])
-        mags, sats = st4["mag"], st4["sat"]
-        out_i = [Mux(st4["sign"][k], -mags[k], mags[k]) for k in range(q)]
+        mags, sats, out_i = round_saturate(m, pipe, "d", st2["aligned"], [pipe.r_desc.R] * q,
+                                           st2["sign"], [kill] * q, [C(0, 1)] * q,
+                                           self.bias_bits, in_w - 15)
         desc = pipe.r_desc
 
         register_output(m, o, pipe, can_load, out_i, mags, sats, desc.ovf, lambda last, bl: [

@@ -10,8 +10,9 @@ from golden.dfp.formats import (BIAS_BITS_RANGE, BIASED, CONFIG_FIELDS,
                                 stats_fields)
 from hw.common.layout import struct_layout
 from hw.common.params import check_int
-from hw.dfp.blockbuf import BlockBuffer, ReadPipeline, check_block_params, register_output
-from hw.dfp.round import gt_const, is_zero, popcount, rshift_round_parts
+from hw.dfp.blockbuf import (BlockBuffer, ReadPipeline, check_block_params, register_output,
+                              round_saturate)
+from hw.dfp.round import gt_const, is_zero, popcount
 from hw.dfp.stats import StatsCounters
 
 __all__ = ["DfpQuantizer"]
@@ -178,26 +179,9 @@ class DfpQuantizer(wiring.Component):
             over_lane.append(e > desc.e)
         st2 = pipe.stage("qs", s=s_lane, sig=sig_lane, sign=sign_lane, kill=kill_lane,
                          over=over_lane)
-        # stage 3: the rounding shift, as quotient and round-up bit
-        q_lane, up_lane = [], []
-        for k in range(q):
-            quot, up = rshift_round_parts(m, st2["sig"][k], st2["s"][k], pipe.r_desc.rm,
-                                          self.bias_bits, s_max, f"rnd{k}")
-            q_lane.append(quot)
-            up_lane.append(up)
-        st3 = pipe.stage("qr", q=q_lane, up=up_lane, sign=st2["sign"], kill=st2["kill"],
-                         over=st2["over"])
-        # stage 4: the increment and the saturation
-        mag_lane, sat_lane = [], []
-        for k in range(q):
-            rounded = st3["q"][k] + st3["up"][k]
-            mag16 = Mux(st3["kill"][k], 0, Mux(st3["over"][k], 32768, rounded))[:16]
-            sat = mag16[15]                         # 32768: rounded up past 32767, or e > E
-            mag_lane.append(Mux(sat, 32767, mag16[:15]))
-            sat_lane.append(sat)
-        st4 = pipe.stage("qm", mag=mag_lane, sat=sat_lane, sign=st3["sign"])
-        mags, sats = st4["mag"], st4["sat"]
-        out_i = [Mux(st4["sign"][k], -mags[k], mags[k]) for k in range(q)]
+        # stages 3 and 4: the rounding shift, then the increment and the saturation
+        mags, sats, out_i = round_saturate(m, pipe, "q", st2["sig"], st2["s"], st2["sign"],
+                                           st2["kill"], st2["over"], self.bias_bits, s_max)
         desc = pipe.r_desc
 
         register_output(m, o, pipe, can_load, out_i, mags, sats, desc.inv, lambda last, bl: [
