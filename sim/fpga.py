@@ -353,27 +353,28 @@ def _place_and_route(name, line, timing_log, report, stage, tool, progress,
             raise
         progress(f"{name}: does not fit the device ({_utilisation_text(timing_log)})")
         return {"fits": False, "routed": False, "router": "router1", "ripup": False}
+    def rerun(label, title, option, limit, stopped):
+        """nextpnr again with ``option``; False (after saying ``stopped``) past ``limit``."""
+        done = stage(title, lambda: tool(label, ["sh", "-c", f"exec {line} {option}"],
+                                         timing_log.name, limit=limit))
+        if not done:
+            progress(f"{name}: {stopped}")
+        return done
+
     if not routed:
         progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
                  f"routing again with {ROUTER2}"
                  + (f" (limit {router2_limit} s)" if router2_limit else ""))
-        routed = stage("pnr with router2",
-                       lambda: tool("pnr_router2", ["sh", "-c", f"exec {line} {ROUTER2}"],
-                                    timing_log.name, limit=router2_limit))
-        if not routed:
-            progress(f"{name}: router2 still routing after {router2_limit} s; "
-                     "reported as placed, not routed")
+        routed = rerun("pnr_router2", "pnr with router2", ROUTER2, router2_limit,
+                       f"router2 still routing after {router2_limit} s; "
+                       "reported as placed, not routed")
         return {"fits": True, "routed": routed, "router": "router2", "ripup": False}
     ripup = False
     fmax = _timing(report, TARGET_MHZ)[0]
     if RIPUP_FROM * TARGET_MHZ <= fmax < TARGET_MHZ:
         progress(f"{name}: Fmax {fmax:.1f} MHz, within {1 - RIPUP_FROM:.0%} of the target")
-        ripup = stage("pnr with timing-driven rip-up",
-                      lambda: tool("pnr_ripup", ["sh", "-c", f"exec {line} {RIPUP}"],
-                                   timing_log.name, limit=ROUTER1_LIMIT_S))
-        if not ripup:
-            progress(f"{name}: rip-up route stopped after {ROUTER1_LIMIT_S} s; "
-                     "keeping the first route")
+        ripup = rerun("pnr_ripup", "pnr with timing-driven rip-up", RIPUP, ROUTER1_LIMIT_S,
+                      f"rip-up route stopped after {ROUTER1_LIMIT_S} s; keeping the first route")
     return {"fits": True, "routed": True, "router": "router1", "ripup": ripup}
 
 
