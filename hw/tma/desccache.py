@@ -3,6 +3,7 @@
 
 from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
@@ -10,6 +11,7 @@ from golden.tma.formats import (DESC_FIELDS, LINE, CmdOp, cmd_fields, desc_rd_re
                                 desc_rd_resp_fields)
 from golden.tma.params import RANGES, TmaParams
 from hw.common.layout import struct_layout
+from hw.common.onehot import onehot_to_binary
 from hw.common.params import check_int
 from hw.tma.reqqueue import PeekSignature
 from hw.tma.setup import setup_in_layout
@@ -40,8 +42,8 @@ class TmaDescCache(wiring.Component):
     (TMA-F4). Setup then rejects or executes it.
 
     **Head (setup lookup).** The queue head is presented on ``o`` in the same cycle it appears
-    when it bypasses or hits: the tag compare and the descriptor read (an AND-OR selection of the
-    ``dc_entries`` 1024-bit data registers by the one-hot hit vector) sit between the queue's
+    when it bypasses or hits: the tag compare and the descriptor read (the ``dc_entries`` x 1024-bit line
+    memory, read combinationally at the hit entry) sit between the queue's
     head entry and ``o``, so a hit that entered an empty queue in cycle t is valid on ``o`` in
     cycle t + 1. A missing
     head issues one ``desc_rd_req`` for its line (TMA-F5) unless a read is in flight: a read of
@@ -135,7 +137,13 @@ class TmaDescCache(wiring.Component):
         rd_line = Signal(tw)                # its line
         head_used = Signal()                # the head's lookup has refreshed its entry
 
-        data = [Signal(DESC_FIELDS.width, name=f"data{i}") for i in range(n)]
+        # the lines: a memory with a combinational read, which ECP5 builds from distributed RAM
+        # (TRELLIS_DPR16X4) with its own read multiplexer, in place of dc_entries x 1024
+        # flip-flops and an AND-OR tree in logic beside the tag compare, where the TMA's FPGA
+        # routing congestion sits (issue 9); reads and writes behave as the registers did
+        m.submodules.lines = lines = Memory(shape=DESC_FIELDS.width, depth=n, init=[])
+        line_wr = lines.write_port()
+        line_rd = lines.read_port(domain="comb")
 
         def wire(value, name, shape=None):
             """A named combinational signal for ``value``: every use reads the same net."""
@@ -155,9 +163,9 @@ class TmaDescCache(wiring.Component):
         h_hit = wire(h_hitv.any(), "h_hit")
         h_wait = wire(h_user & ~h_hit, "h_wait")          # missing: its read, or waiting
         h_inval = wire(eqc(h.op, CmdOp.DESC_INVAL), "h_inval")
-        desc = C(0, DESC_FIELDS.width)                     # AND-OR read by the one-hot hit
-        for i in range(n):
-            desc = desc | Mux(h_hitv[i] & h_user, data[i], 0)
+        # the hit entry's line; zero without a hit or for a command that is no cache user
+        line_rd.addr = onehot_to_binary(h_hitv, m, "h_hit_idx")   # the port's own address net
+        desc = Mux(h_user & h_hit, line_rd.data, 0)
         m.d.comb += [
             self.o.valid.eq(self.head.valid & ~h_wait),
             self.o.payload.cmd.eq(h),
@@ -200,8 +208,10 @@ class TmaDescCache(wiring.Component):
         victim = wire(Mux(free.any(), Cat(*first_free), lru), "victim")
         for i in range(n):
             with m.If(install & victim[i]):
-                m.d.sync += [tags[i].eq(rd_line), valid[i].eq(1),
-                             data[i].eq(self.desc_rd_resp.payload.data)]
+                m.d.sync += [tags[i].eq(rd_line), valid[i].eq(1)]
+        line_wr.en = install                                # victim is one-hot
+        line_wr.addr = onehot_to_binary(victim, m, "victim_idx")
+        line_wr.data = self.desc_rd_resp.payload.data
 
         # recency: the head's lookup (once per command), then an install in the same cycle
         use_head = wire(h_user & h_hit & ~head_used, "use_head")
