@@ -66,7 +66,7 @@ class _FakeTools:
 
     def tool(self, label, argv, detail, limit=None):
         from sim.fpga import NO_FIT, FpgaBuildError
-        self.runs.append((label, argv[-1].split()[-2:], limit))
+        self.runs.append((label, argv[-1].split()[4:], limit))   # options after the base line
         outcome = self.outcomes.pop(0)
         if outcome == "nofit":
             self.timing_log.write_text(f"ERROR: {NO_FIT} for all cells\n")
@@ -90,9 +90,9 @@ def _route(fits=True, routed=True, router="router1", ripup=False):
 ], ids=["met", "far", "ripup", "ripup-limit", "router2", "router2-limit", "router2-unlimited",
         "nofit"])
 def test_place_and_route_policy(tmp_path, monkeypatch, outcomes, fmax, limit, want, labels):
-    """router1 under a time limit, then router2 under its own (or none); rip-up only within
-    10 % below the target; a placer failure is a no-fit result; any other nextpnr failure is
-    raised."""
+    """router1 under a time limit, then a static placement routed by router2 under its own
+    limit (or none); rip-up only within 10 % below the target; a placer failure is a no-fit
+    result; any other nextpnr failure is raised."""
     import sim.fpga as fpga
     monkeypatch.setattr(fpga, "_timing", lambda report, target: (fmax, {}, {}))
     fake = _FakeTools(outcomes, tmp_path / "x.tim")
@@ -101,8 +101,10 @@ def test_place_and_route_policy(tmp_path, monkeypatch, outcomes, fmax, limit, wa
     assert got == want
     assert [r[0] for r in fake.runs] == labels
     assert fake.runs[0][2] == fpga.ROUTER1_LIMIT_S
+    assert fake.runs[0][1] == []                         # the build script's own options
     if want["router"] == "router2":
-        assert fake.runs[1][1] == fpga.ROUTER2.split() and fake.runs[1][2] == limit
+        assert fake.runs[1][1] == ["--placer", "static", "--router", "router2"]
+        assert fake.runs[1][2] == limit
 
 
 def test_fmax_text_says_why_there_is_no_fmax():
