@@ -341,9 +341,8 @@ def _place_and_route(name, line, timing_log, report, stage, tool, progress,
     ``{"fits", "routed", "router", "ripup"}``.
 
     router1 gets ROUTER1_LIMIT_S, then the design is placed again with the static placer and
-    routed with router2, which gets
-    ``router2_limit`` seconds (None: no limit); a router2 run stopped there leaves the design
-    placed and unrouted (``routed`` False). A first route whose Fmax lands within RIPUP_FROM of
+    routed with router2, which gets ``router2_limit`` seconds (None: no limit); a router2 run
+    stopped there leaves the design placed and unrouted (``routed`` False). A first route whose Fmax lands within RIPUP_FROM of
     the target is routed again with timing-driven rip-up (limited too; nextpnr writes its
     outputs at the end, so a stopped rip-up leaves the first route's). A design the placer
     cannot fit is reported, not raised.
@@ -369,8 +368,8 @@ def _place_and_route(name, line, timing_log, report, stage, tool, progress,
         progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
                  f"placing and routing again with {ROUTER2}"
                  + (f" (limit {router2_limit} s)" if router2_limit else ""))
-        routed = rerun("pnr_router2", "pnr with static placement and router2", ROUTER2, router2_limit,
-                       f"router2 still routing after {router2_limit} s; "
+        routed = rerun("pnr_router2", "pnr with static placement and router2", ROUTER2,
+                       router2_limit, f"router2 still routing after {router2_limit} s; "
                        "reported as placed, not routed")
         return {"fits": True, "routed": routed, "router": "router2", "ripup": False}
     ripup = False

@@ -42,11 +42,10 @@ class TmaDescCache(wiring.Component):
     (TMA-F4). Setup then rejects or executes it.
 
     **Head (setup lookup).** The queue head is presented on ``o`` in the same cycle it appears
-    when it bypasses or hits: the tag compare and the descriptor read (the ``dc_entries`` x 1024-bit line
-    memory, read combinationally at the hit entry) sit between the queue's
-    head entry and ``o``, so a hit that entered an empty queue in cycle t is valid on ``o`` in
-    cycle t + 1. A missing
-    head issues one ``desc_rd_req`` for its line (TMA-F5) unless a read is in flight: a read of
+    when it bypasses or hits: the tag compare and the descriptor read (the ``dc_entries`` x
+    1024-bit line memory, read combinationally at the hit entry) sit between the queue's head
+    entry and ``o``, so a hit that entered an empty queue in cycle t is valid on ``o`` in cycle
+    t + 1. A missing head issues one ``desc_rd_req`` for its line (TMA-F5) unless a read is in flight: a read of
     its own line (the look-ahead of its command) is waited for and never repeated; any other read
     is finished first (TMA-F7: one read outstanding). The response is installed, and the head hits
     in the next cycle. ``o`` stays valid with a stable payload until Setup takes it: the head's

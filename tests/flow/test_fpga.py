@@ -54,6 +54,9 @@ def test_a_design_too_big_is_read_from_the_placer_log(tmp_path):
     assert _utilisation_text(log) == "TRELLIS_COMB 110690 of 83640"
 
 
+_PNR_LINE = "nextpnr-ecp5 --json x.json"       # the build script's nextpnr command
+
+
 class _FakeTools:
     """Stands in for build_component's stage() and tool(): records the nextpnr runs and plays
     back one outcome per run (True routed, False time limit, "nofit" the placer's error)."""
@@ -66,7 +69,8 @@ class _FakeTools:
 
     def tool(self, label, argv, detail, limit=None):
         from sim.fpga import NO_FIT, FpgaBuildError
-        self.runs.append((label, argv[-1].split()[4:], limit))   # options after the base line
+        # the options added to the build script's command
+        self.runs.append((label, argv[-1].removeprefix(f"exec {_PNR_LINE}").split(), limit))
         outcome = self.outcomes.pop(0)
         if outcome == "nofit":
             self.timing_log.write_text(f"ERROR: {NO_FIT} for all cells\n")
@@ -96,7 +100,7 @@ def test_place_and_route_policy(tmp_path, monkeypatch, outcomes, fmax, limit, wa
     import sim.fpga as fpga
     monkeypatch.setattr(fpga, "_timing", lambda report, target: (fmax, {}, {}))
     fake = _FakeTools(outcomes, tmp_path / "x.tim")
-    got = fpga._place_and_route("x", "nextpnr-ecp5 --json x.json", fake.timing_log, None,
+    got = fpga._place_and_route("x", _PNR_LINE, fake.timing_log, None,
                                 fake.stage, fake.tool, lambda *a, **k: None, limit)
     assert got == want
     assert [r[0] for r in fake.runs] == labels

@@ -12,12 +12,16 @@ TB = "tb.common.memfifo_tb"
 BUILDS = [(64, 64), (5, 3), (1, 2), (27, 1024)]
 
 
-@pytest.mark.parametrize("width,depth", BUILDS)
-def test_memfifo(width, depth, seed):
+def _run(width, depth, seed):
     block = registry.get("memfifo")
     params = block.resolve_params({"width": width, "depth": depth})
     result = run_testbench(block, params, TB, seed=seed)
     assert result.tests == 2
+
+
+@pytest.mark.parametrize("width,depth", BUILDS)
+def test_memfifo(width, depth, seed):
+    _run(width, depth, seed)
 
 
 # seeds that once failed, kept as regression cases: (width, depth, seed, what went wrong)
@@ -29,7 +33,4 @@ REGRESSION_SEEDS = [
 
 @pytest.mark.parametrize("width,depth,fixed_seed,why", REGRESSION_SEEDS)
 def test_memfifo_regression_seed(width, depth, fixed_seed, why):
-    block = registry.get("memfifo")
-    params = block.resolve_params({"width": width, "depth": depth})
-    result = run_testbench(block, params, TB, seed=fixed_seed)
-    assert result.tests == 2
+    _run(width, depth, fixed_seed)
