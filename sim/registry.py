@@ -41,6 +41,7 @@ class Block:
     status: str = "ready"
     notes: tuple = field(default=())
     probes: tuple = ()               # internal signals testbenches read ("sub.path.signal")
+    fpga_variants: tuple = ()        # parameter overrides `fpga` also builds without -p
 
     @property
     def ready(self):
@@ -214,10 +215,14 @@ REGISTRY = {b.name: b for b in [
                       "hardware parameters and CSR reset values (MR-C11)"),
                 Param("N_PROC", 1, "1..4", "processor ports (MR-C4)"),
                 Param("ROB_BEATS", 256, ">= 2*MAX_LEN", "response buffer beats per processor "
-                      "port (MR-C8)")),
+                      "port (MR-C8)"),
+                Param("LOG2G", 0, "0, 9..16", "page size 2^LOG2G bytes (MR-C1); 0: the CFG's"),
+                Param("NUM_LINES", 0, "0, 4..16", "migration-cache lines (MR-C3); 0: the CFG's")),
         notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
                "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
                "covers all of the spec",),
+        # the default build does not route on the ECP5-85F; 512-byte pages need a third less logic
+        fpga_variants=(dict(LOG2G=9),),
     ),
     Block(
         name="dfp", kind="block", spec="dfp.md", issue=3,

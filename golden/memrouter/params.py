@@ -210,6 +210,14 @@ _CFGS = {
 CFG_NAMES = tuple(_CFGS)
 
 
+def build_changes(N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):
+    """The build-parameter changes of a registry build (``reference``'s ``params``): LOG2G and
+    NUM_LINES of 0 keep the reference configuration's."""
+    hw = dict(N_PROC=N_PROC, ROB_BEATS=ROB_BEATS)
+    hw.update((k, v) for k, v in (("LOG2G", LOG2G), ("NUM_LINES", NUM_LINES)) if v)
+    return hw
+
+
 def reference(name, params=None, **changes):
     """(params, config) of reference configuration CFG-``name`` (MR-GV1), with ``changes``.
 

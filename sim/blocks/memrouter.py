@@ -47,8 +47,8 @@ import random
 
 from golden.memrouter.formats import (CLASS_NAMES, EVENT_NAMES, FULL_BE, OP_DEMOTE, OP_PROMOTE,
                                       OP_SWAP, PTE, Desc)
-from golden.memrouter.params import CFG_NAMES, Config, PortQos, config_error, parse_slots, \
-    reference
+from golden.memrouter.params import CFG_NAMES, Config, PortQos, build_changes, config_error, \
+    parse_slots, reference
 from sim.errors import UsageError
 from sim.stimulus import checked_object, field, int_or_text
 
@@ -86,20 +86,22 @@ _QOS_RANGES = {"RATE_N": (0, 65535), "RATE_F": (0, 65535), "BURST_N": (1, 255),
 
 # -- build ------------------------------------------------------------------------------------
 
-def mr_config(CFG=1, N_PROC=1, ROB_BEATS=256, **changes):
-    """(MemrouterParams, reset Config) of the registry parameters (ValueError when illegal)."""
+def mr_config(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, **changes):
+    """(MemrouterParams, reset Config) of the registry parameters (ValueError when illegal).
+
+    ``LOG2G`` and ``NUM_LINES`` of 0 keep the reference configuration's (MR-C1, MR-C3)."""
     if isinstance(CFG, bool) or not isinstance(CFG, int) or not 0 <= CFG < len(CFG_NAMES):
         raise ValueError(f"CFG must be an integer in 0..{len(CFG_NAMES) - 1} "
                          f"({', '.join(CFG_NAMES)}), got {CFG!r}")
-    return reference(CFG_NAMES[CFG], dict(N_PROC=N_PROC, ROB_BEATS=ROB_BEATS),
+    return reference(CFG_NAMES[CFG], build_changes(N_PROC, ROB_BEATS, LOG2G, NUM_LINES),
                      **{**RESET_CHANGES, **changes})
 
 
-def build_top(CFG=1, N_PROC=1, ROB_BEATS=256):
+def build_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):
     """``Memrouter`` of reference configuration ``CFG_NAMES[CFG]`` (CFG-B by default) with
     ``RESET_CHANGES`` as its CSR reset values."""
     from hw.memrouter.top import Memrouter
-    p, cfg = mr_config(CFG, N_PROC, ROB_BEATS)
+    p, cfg = mr_config(CFG, N_PROC, ROB_BEATS, LOG2G, NUM_LINES)
     return Memrouter(p, cfg)
 
 

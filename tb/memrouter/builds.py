@@ -2,16 +2,18 @@
 serves the random test and the benchmarks of its hardware parameters; a configuration of the
 same hardware, e.g. CFG-D on an N_OFF = 2 build, is reached through the CSRs and PT_INIT)."""
 
-from golden.memrouter.params import CFG_NAMES, reference
+from golden.memrouter.params import CFG_NAMES, build_changes, reference
 from hw.memrouter.top import Memrouter
 from sim.registry import Block, Param
 
 __all__ = ["BLOCK", "BUILDS", "router_top"]
 
 
-def router_top(CFG=1, N_PROC=1, ROB_BEATS=256):
-    """Memrouter with the reset configuration CFG_NAMES[CFG] (FAR_ALLOC = 0)."""
-    p, cfg = reference(CFG_NAMES[CFG], dict(N_PROC=N_PROC, ROB_BEATS=ROB_BEATS), FAR_ALLOC=0)
+def router_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):
+    """Memrouter with the reset configuration CFG_NAMES[CFG] (FAR_ALLOC = 0); LOG2G and
+    NUM_LINES of 0 keep the configuration's."""
+    p, cfg = reference(CFG_NAMES[CFG], build_changes(N_PROC, ROB_BEATS, LOG2G, NUM_LINES),
+                       FAR_ALLOC=0)
     return Memrouter(p, cfg)
 
 
@@ -21,7 +23,9 @@ BLOCK = Block(
     spec="memrouter.md", top=router_top,
     params=(Param("CFG", 1, "0..4", "reset configuration: CFG-A, B, C, D, G64"),
             Param("N_PROC", 1, "1..4", "processor ports"),
-            Param("ROB_BEATS", 256, "16..4096", "response buffer beats")),
+            Param("ROB_BEATS", 256, "16..4096", "response buffer beats"),
+            Param("LOG2G", 0, "0, 9..16", "page size 2^LOG2G (0: the configuration's)"),
+            Param("NUM_LINES", 0, "0, 4..16", "lines (0: the configuration's)")),
     # stress_tb samples MR-V5's counters back door in the cycle after MIG_DONE
     probes=("engine.inc_done", "csr.cnt_mig_walk_fills", "csr.cnt_mig_demand_fills",
             "csr.cnt_mig_prevalid", "csr.cnt_mig_full_writes"),
@@ -30,10 +34,12 @@ BLOCK = Block(
 # B: the default hardware (MR-P1); A2: N_OFF = 2, two processor ports (MR-P2 on CFG-A and,
 # reprogrammed, CFG-D); C2: CFG-C with two processor ports and the 1024-beat response buffers
 # the QoS benchmark needs (docs/memrouter.md, golden finding on ROB_BEATS); G64: the seed's
-# 64-KiB page (LOG2G = 16, NS = 2048, 4 lines; MR-C1).
+# 64-KiB page (LOG2G = 16, NS = 2048, 4 lines; MR-C1); S9: CFG-B with the smallest page
+# (LOG2G = 9, NS = 16), the FPGA build variant of the registry (sim/registry.py).
 BUILDS = {
     "B": dict(),
     "A2": dict(CFG=0, N_PROC=2),
     "C2": dict(CFG=2, N_PROC=2, ROB_BEATS=1024),
     "G64": dict(CFG=4),
+    "S9": dict(LOG2G=9),
 }

@@ -30,7 +30,7 @@ from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EV_DONE
                                       UNMAPPED_PTE)
 from golden.memrouter.reference import FlatReference
 from golden.memrouter.ifmap import pt_init
-from golden.memrouter.params import CFG_NAMES, reference
+from golden.memrouter.params import CFG_NAMES, build_changes, reference
 from golden.memrouter.router import COUNTERS, Router
 from tb.common import env
 from tb.common.clock import reset, start_clock
@@ -44,12 +44,11 @@ PORT_BEATS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))      # (wr, cls): 
 
 def config():
     """(MemrouterParams, Config) of a tb.memrouter.builds build: GPUBLOCKS_PARAMS CFG (index
-    into CFG_NAMES), N_PROC, ROB_BEATS; reset FAR_ALLOC = 0 (tests set it through CTRL)."""
-    prm = env.params()
-    name = CFG_NAMES[prm.get("CFG", 1)]
-    p, cfg = reference(name, dict(N_PROC=prm.get("N_PROC", 1),
-                                  ROB_BEATS=prm.get("ROB_BEATS", 256)), FAR_ALLOC=0)
-    return p, cfg
+    into CFG_NAMES) and the hardware parameters; reset FAR_ALLOC = 0 (tests set it through
+    CTRL)."""
+    prm = dict(env.params())
+    name = CFG_NAMES[prm.pop("CFG", 1)]
+    return reference(name, build_changes(**prm), FAR_ALLOC=0)
 
 
 def mreq_keys(port, cls, addr, nb, wr):

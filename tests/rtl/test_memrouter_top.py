@@ -17,7 +17,7 @@ def run(build, seed, testcase, **env):
 @pytest.mark.req("MR-F1", "MR-F2", "MR-F3", "MR-F4", "MR-F10", "MR-F44", "MR-F46",
                  "MR-E1", "MR-E2", "MR-E3", "MR-E4", "MR-E5", "MR-E6", "MR-E14", "MR-I1",
                  "MR-I2", "MR-I8", "MR-V3", "MR-V4", "MR-V11")
-@pytest.mark.parametrize("build", [b for b in BUILDS if b != "G64"])
+@pytest.mark.parametrize("build", [b for b in BUILDS if b not in ("G64", "S9")])
 def test_router_random_traffic_matches_golden(build, seed):
     """Random reads and writes (35 % on 11 hot sectors (one in the unmapped page, two poisoned), partial byte enables, 6 % range errors,
     one unmapped page, two poisoned HBM sectors) from every processor port with random gaps
@@ -53,6 +53,17 @@ def test_router_seed_page_lines_and_migrations(seed):
     each copying 2048 sectors, keep the flat reference and the PT mirror."""
     run("G64", seed, "random_traffic", FAR_ALLOC=1)
     seed_page_migrations(seed)
+
+
+@pytest.mark.req("MR-C1", "MR-F3", "MR-F12", "MR-F16", "MR-V2", "MR-V3")
+def test_router_small_page_lines_and_migrations(seed):
+    """CFG-B with 512-byte pages (NS = 16; the registry's FPGA variant): the line service
+    (FAR_ALLOC = 1; a request of up to 8 sectors often crosses the 16-sector page) matches the
+    golden router, and four random migration commands keep the flat reference and the PT
+    mirror."""
+    run("S9", seed, "random_traffic", FAR_ALLOC=1)
+    run("S9", seed, "random_migrations", CMDS=4, MIN_DONE=1, MODE=seed % 2,
+        MIG_STALL=seed % 2)
 
 
 # CI seeds of test_router_seed_page_lines_and_migrations, each with what it found:
