@@ -131,19 +131,9 @@ def cmd_bench(args):
     return 0
 
 
-def _fpga_selected(args):
-    """The builds of ``fpga``: each block's parameters, and without ``-p`` its listed variants."""
-    selected = _selected(args, "fpga")
-    if args.param:
-        return selected
-    return [(b, p) for block, params in selected
-            for b, p in [(block, params)] + [(block, block.resolve_params(v))
-                                             for v in block.fpga_variants]]
-
-
 def cmd_fpga(args):
     from sim.fpga import FpgaBuildError, build_fpga, fmax_text
-    selected = _fpga_selected(args)
+    selected = _selected(args, "fpga")
     failed = 0
     for block, params in selected:
         try:

@@ -41,7 +41,6 @@ class Block:
     status: str = "ready"
     notes: tuple = field(default=())
     probes: tuple = ()               # internal signals testbenches read ("sub.path.signal")
-    fpga_variants: tuple = ()        # parameter overrides `fpga` also builds without -p
 
     @property
     def ready(self):
@@ -221,8 +220,6 @@ REGISTRY = {b.name: b for b in [
         notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
                "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
                "covers all of the spec",),
-        # the default build does not route on the ECP5-85F; 512-byte pages need a third less logic
-        fpga_variants=(dict(LOG2G=9),),
     ),
     Block(
         name="dfp", kind="block", spec="dfp.md", issue=3,

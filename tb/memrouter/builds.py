@@ -35,7 +35,7 @@ BLOCK = Block(
 # reprogrammed, CFG-D); C2: CFG-C with two processor ports and the 1024-beat response buffers
 # the QoS benchmark needs (docs/memrouter.md, golden finding on ROB_BEATS); G64: the seed's
 # 64-KiB page (LOG2G = 16, NS = 2048, 4 lines; MR-C1); S9: CFG-B with the smallest page
-# (LOG2G = 9, NS = 16), the FPGA build variant of the registry (sim/registry.py).
+# (LOG2G = 9, NS = 16; MR-C1), a third smaller on the FPGA (docs/memrouter.md).
 BUILDS = {
     "B": dict(),
     "A2": dict(CFG=0, N_PROC=2),

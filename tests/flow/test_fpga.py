@@ -12,7 +12,6 @@ from amaranth.sim import Simulator
 from hw.common.fpga_wrapper import PINS, LfsrXorHarness, port_bits
 from hw.common.skid import SkidBuffer
 from sim import registry
-from sim.cli import _fpga_selected, build_parser
 from sim.fpga import build_fpga
 from sim.paths import build_dir
 
@@ -179,19 +178,6 @@ def test_fpga_arbiter_smoke_build_and_reports(cli, build):
 def test_fpga_bad_arguments_one_line_exit_2(cli, build, argv, words):
     code, out, err = cli(*argv)
     assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, err
-
-
-def test_fpga_builds_listed_variants_unless_parameters_are_given():
-    """`fpga memrouter` (and `--all`) also builds the registry's variants; `-p` builds only
-    the parameters named."""
-    parser = build_parser()
-    mr = registry.get("memrouter")
-    builds = _fpga_selected(parser.parse_args(["fpga", "memrouter"]))
-    assert [p for _, p in builds] == [mr.defaults(), {**mr.defaults(), "LOG2G": 9}]
-    builds = _fpga_selected(parser.parse_args(["fpga", "--all"]))
-    assert len(builds) == len({b.name for b, _ in builds}) + 1
-    builds = _fpga_selected(parser.parse_args(["fpga", "memrouter", "-p", "CFG=3"]))
-    assert [p for _, p in builds] == [{**mr.defaults(), "CFG": 3}]
 
 
 def _dfp(**overrides):

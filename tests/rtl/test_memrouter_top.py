@@ -57,7 +57,7 @@ def test_router_seed_page_lines_and_migrations(seed):
 
 @pytest.mark.req("MR-C1", "MR-F3", "MR-F12", "MR-F16", "MR-V2", "MR-V3")
 def test_router_small_page_lines_and_migrations(seed):
-    """CFG-B with 512-byte pages (NS = 16; the registry's FPGA variant): the line service
+    """CFG-B with 512-byte pages (NS = 16, the smallest page of MR-C1): the line service
     (FAR_ALLOC = 1; a request of up to 8 sectors often crosses the 16-sector page) matches the
     golden router, and four random migration commands keep the flat reference and the PT
     mirror."""
