@@ -1,32 +1,35 @@
 """Verilog generation of the memory router top (hw/memrouter/top.py ``Memrouter``): its port
 list and payload widths (MR-I1..I6), and ``verilator --lint-only -Wall`` clean (CFG-B, CFG-A
-with two processor ports, and CFG-G64's 64-KiB pages)."""
+with two processor ports, CFG-G64's 64-KiB pages and CFG-B's 512-byte pages)."""
 
 import re
 
 import pytest
 
 from golden.memrouter.formats import CSRREQ, CSRRSP, EVT, MREQ, MRSP, PREQ, PRSP
-from golden.memrouter.params import CFG_NAMES, reference
+from golden.memrouter.params import CFG_NAMES, build_changes, reference
 from sim.registry import Block, Param
 from sim.verilog import lint, write_verilog
 from tb.memrouter.builds import router_top
 
 STREAM = ("valid", "ready", "payload")
 
-# CFG index in CFG_NAMES (A, B, C, D, G64), processor ports.
+# CFG index in CFG_NAMES (A, B, C, D, G64), processor ports, page size (0: the CFG's).
 BUILDS = {"B_p1": dict(CFG=1, N_PROC=1), "A_p2": dict(CFG=0, N_PROC=2),
-          "G64_p1": dict(CFG=4, N_PROC=1)}
+          "G64_p1": dict(CFG=4, N_PROC=1), "B_p1_page512": dict(CFG=1, N_PROC=1, LOG2G=9)}
 
 
 BLOCK = Block(name="lint_memrouter", kind="test", summary="Memrouter", spec="memrouter.md §2.3",
               top=router_top, params=(Param("CFG", 1, "0..4", "CFG_NAMES index"),
-                                Param("N_PROC", 1, "1..4", "processor ports")))
+                                Param("N_PROC", 1, "1..4", "processor ports"),
+                                Param("LOG2G", 0, "0, 9..16", "page size (0: the CFG's)")))
 
 
 def _verilog(params, tmp_path):
     """Write the Verilog, check the port list and payload widths; returns (path, module)."""
-    p, _ = reference(CFG_NAMES[params["CFG"]], dict(N_PROC=params["N_PROC"]), FAR_ALLOC=0)
+    p, _ = reference(CFG_NAMES[params["CFG"]],
+                     build_changes(N_PROC=params["N_PROC"], LOG2G=params.get("LOG2G", 0)),
+                     FAR_ALLOC=0)
     path, module = write_verilog(BLOCK, params, out_dir=tmp_path)
     text = path.read_text()
     header = re.search(rf"module {module}\(([^)]*)\)", text).group(1)
@@ -51,13 +54,14 @@ def _verilog(params, tmp_path):
 
 
 @pytest.mark.req("MR-I1", "MR-I2", "MR-I3", "MR-I4", "MR-I5", "MR-I6")
-@pytest.mark.parametrize("build", [pytest.param(b, marks=pytest.mark.req("MR-C1")) if b == "G64_p1"
-                                   else b for b in BUILDS])
+@pytest.mark.parametrize("build", [pytest.param(b, marks=pytest.mark.req("MR-C1"))
+                                   if b in ("G64_p1", "B_p1_page512") else b for b in BUILDS])
 def test_memrouter_top_verilog(build, tmp_path):
     """Converts; the spec's streams (preq/prsp per processor port, mreq/mrsp per memory port,
     csr_req/csr_rsp, evt without ready) with the payload widths of golden.memrouter.formats;
     the whole top lints clean with the project's waivers only (generator artefacts). G64 is the
-    seed's 64-KiB page (LOG2G = 16, NS = 2048, MR-C1's top value)."""
+    seed's 64-KiB page (LOG2G = 16, NS = 2048, MR-C1's top value), page512 its bottom value
+    (LOG2G = 9, NS = 16)."""
     path, module = _verilog(BUILDS[build], tmp_path)
     ok, messages = lint(path, module)
     assert ok, messages[-3000:]
