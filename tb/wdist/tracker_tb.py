@@ -373,6 +373,14 @@ class TrackerEnv:
         return dict(sm=s, is_cga=rng.randrange(2), cga_id=rng.getrandbits(self.p.GPC_CGA_ID_W),
                     regs_g=shape.regs_g, smem_g=shape.smem_g, warps=shape.warps)
 
+    def full_cfg(self, sm, **kw):
+        """A legal cfg of SM ``sm``: every capacity at its maximum, enabled; ``kw`` changes."""
+        p = self.p
+        d = dict(sm=sm, enable=1, regs_cap_g=p.REG_CAP_G, smem_cap_g=p.SMEM_CAP_G,
+                 warp_cap=p.WARP_CAP, slot_cap=p.CTA_SLOTS)
+        d.update(kw)
+        return d
+
     async def random_cycle(self, phase):
         rng, p, gold = self.rng, self.p, self.gold
         kw = {}
@@ -468,6 +476,11 @@ async def random_sequences(dut):
             else:
                 phase = order[phase] if rng.random() < 0.7 else rng.choice(("fill", "mixed"))
             left = rng.randint(10, 40) if phase == "cfg" else rng.randint(40, 200)
+        if done == reset_at // 2 and not e.binding["disabled"]:
+            # no random cfg has disabled an SM yet (seed 376885669 on the unequal build never
+            # did): disable one, so WD-F29's free 0 is checked in the random traffic too
+            await e.cycle(cfg=e.full_cfg(rng.randrange(e.p.N_SM), enable=0), quiescent=1,
+                          what="disable one SM")
         if done == reset_at:
             busy_at_reset = (len(e.resident), e.gold.empty())
             await e.reset(rng.randint(1, 3))          # WD-I13, from a busy state
@@ -494,11 +507,7 @@ async def directed(dut):
     p, S = e.p, e.S
     one = Shape(1, 1, 1, 1)
 
-    def full_cfg(sm, **kw):
-        d = dict(sm=sm, enable=1, regs_cap_g=p.REG_CAP_G, smem_cap_g=p.SMEM_CAP_G,
-                 warp_cap=p.WARP_CAP, slot_cap=p.CTA_SLOTS)
-        d.update(kw)
-        return d
+    full_cfg = e.full_cfg
 
     # WD-I13: reset values (checked against a fresh golden model in every cycle() call)
     got = await e.cycle(shape=one, dbg=(4, 0), what="after reset")
