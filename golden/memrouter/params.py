@@ -210,12 +210,13 @@ _CFGS = {
 CFG_NAMES = tuple(_CFGS)
 
 
-def build_changes(N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):
-    """The build-parameter changes of a registry build (``reference``'s ``params``): LOG2G and
-    NUM_LINES of 0 keep the reference configuration's."""
+def build_reference(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, **changes):
+    """(params, config) of a build's parameters: reference configuration CFG_NAMES[CFG] with
+    those hardware parameters (LOG2G and NUM_LINES of 0 keep the configuration's) and the
+    config ``changes``."""
     hw = dict(N_PROC=N_PROC, ROB_BEATS=ROB_BEATS)
     hw.update((k, v) for k, v in (("LOG2G", LOG2G), ("NUM_LINES", NUM_LINES)) if v)
-    return hw
+    return reference(CFG_NAMES[CFG], hw, **changes)
 
 
 def reference(name, params=None, **changes):

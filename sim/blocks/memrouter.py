@@ -47,8 +47,8 @@ import random
 
 from golden.memrouter.formats import (CLASS_NAMES, EVENT_NAMES, FULL_BE, OP_DEMOTE, OP_PROMOTE,
                                       OP_SWAP, PTE, Desc)
-from golden.memrouter.params import CFG_NAMES, Config, PortQos, build_changes, config_error, \
-    parse_slots, reference
+from golden.memrouter.params import CFG_NAMES, Config, PortQos, build_reference, \
+    config_error, parse_slots
 from sim.errors import UsageError
 from sim.stimulus import checked_object, field, int_or_text
 
@@ -93,8 +93,8 @@ def mr_config(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, **changes):
     if isinstance(CFG, bool) or not isinstance(CFG, int) or not 0 <= CFG < len(CFG_NAMES):
         raise ValueError(f"CFG must be an integer in 0..{len(CFG_NAMES) - 1} "
                          f"({', '.join(CFG_NAMES)}), got {CFG!r}")
-    return reference(CFG_NAMES[CFG], build_changes(N_PROC, ROB_BEATS, LOG2G, NUM_LINES),
-                     **{**RESET_CHANGES, **changes})
+    return build_reference(CFG, N_PROC, ROB_BEATS, LOG2G, NUM_LINES,
+                           **{**RESET_CHANGES, **changes})
 
 
 def build_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):

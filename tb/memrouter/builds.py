@@ -2,7 +2,7 @@
 serves the random test and the benchmarks of its hardware parameters; a configuration of the
 same hardware, e.g. CFG-D on an N_OFF = 2 build, is reached through the CSRs and PT_INIT)."""
 
-from golden.memrouter.params import CFG_NAMES, build_changes, reference
+from golden.memrouter.params import build_reference
 from hw.memrouter.top import Memrouter
 from sim.registry import Block, Param
 
@@ -12,9 +12,7 @@ __all__ = ["BLOCK", "BUILDS", "router_top"]
 def router_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):
     """Memrouter with the reset configuration CFG_NAMES[CFG] (FAR_ALLOC = 0); LOG2G and
     NUM_LINES of 0 keep the configuration's."""
-    p, cfg = reference(CFG_NAMES[CFG], build_changes(N_PROC, ROB_BEATS, LOG2G, NUM_LINES),
-                       FAR_ALLOC=0)
-    return Memrouter(p, cfg)
+    return Memrouter(*build_reference(CFG, N_PROC, ROB_BEATS, LOG2G, NUM_LINES, FAR_ALLOC=0))
 
 
 BLOCK = Block(

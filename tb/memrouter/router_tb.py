@@ -30,7 +30,7 @@ from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EV_DONE
                                       UNMAPPED_PTE)
 from golden.memrouter.reference import FlatReference
 from golden.memrouter.ifmap import pt_init
-from golden.memrouter.params import CFG_NAMES, build_changes, reference
+from golden.memrouter.params import build_reference
 from golden.memrouter.router import COUNTERS, Router
 from tb.common import env
 from tb.common.clock import reset, start_clock
@@ -46,9 +46,7 @@ def config():
     """(MemrouterParams, Config) of a tb.memrouter.builds build: GPUBLOCKS_PARAMS CFG (index
     into CFG_NAMES) and the hardware parameters; reset FAR_ALLOC = 0 (tests set it through
     CTRL)."""
-    prm = dict(env.params())
-    name = CFG_NAMES[prm.pop("CFG", 1)]
-    return reference(name, build_changes(**prm), FAR_ALLOC=0)
+    return build_reference(**env.params(), FAR_ALLOC=0)
 
 
 def mreq_keys(port, cls, addr, nb, wr):

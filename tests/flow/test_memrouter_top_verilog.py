@@ -7,7 +7,7 @@ import re
 import pytest
 
 from golden.memrouter.formats import CSRREQ, CSRRSP, EVT, MREQ, MRSP, PREQ, PRSP
-from golden.memrouter.params import CFG_NAMES, build_changes, reference
+from golden.memrouter.params import build_reference
 from sim.registry import Block, Param
 from sim.verilog import lint, write_verilog
 from tb.memrouter.builds import router_top
@@ -27,9 +27,7 @@ BLOCK = Block(name="lint_memrouter", kind="test", summary="Memrouter", spec="mem
 
 def _verilog(params, tmp_path):
     """Write the Verilog, check the port list and payload widths; returns (path, module)."""
-    p, _ = reference(CFG_NAMES[params["CFG"]],
-                     build_changes(N_PROC=params["N_PROC"], LOG2G=params.get("LOG2G", 0)),
-                     FAR_ALLOC=0)
+    p, _ = build_reference(**params, FAR_ALLOC=0)
     path, module = write_verilog(BLOCK, params, out_dir=tmp_path)
     text = path.read_text()
     header = re.search(rf"module {module}\(([^)]*)\)", text).group(1)
