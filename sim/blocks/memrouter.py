@@ -1,6 +1,6 @@
 """Flow adapter of the memory router: stimulus schema, golden run, comparison, demo, bench.
 
-Stimulus (docs/memrouter_stimulus.md)::
+Stimulus (docs/memrouter.md, "Stimulus")::
 
     {"params": {"CFG": "CFG-B", "N_PROC": 1, "ROB_BEATS": 256},       # optional: the build
      "config": {"MODE": 0, "FAR_ALLOC": 1, "NEAR_RESERVE": 1,          # optional: run-time CSRs
