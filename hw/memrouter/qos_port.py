@@ -7,10 +7,11 @@ from amaranth.lib.wiring import In, Out
 
 from golden.memrouter.formats import FAR, MIG, MREQ, NEAR
 from hw.common.layout import struct_layout
-from hw.common.lintops import eq_const, lt_const
+from hw.common.lintops import eq_const, lt_const, nonzero
 from hw.common.params import check_int
 from hw.common.memfifo import MemFifo
 from hw.common.regfifo import RegFifo
+from hw.memrouter.beat_queues import BeatQueues
 from hw.memrouter.qos import TOK_W, QosArbiter
 
 __all__ = ["QosPort", "mreq_layout"]
@@ -59,14 +60,18 @@ class QosPort(wiring.Component):
     depth : int or None
         Beats per class queue, ``max_len``..256 (a whole write must fit, or it could never
         become a head). Default ``2·max_len``: a second write can arrive while one is sent.
-        Queues of up to 16 beats are registers (:class:`~hw.common.regfifo.RegFifo`), deeper
-        ones a memory (:class:`~hw.common.memfifo.MemFifo`). The router uses deep queues: the
-        arbiter can only keep its shares while both classes have requests waiting (MR-P4).
+        Queues of up to 16 beats are registers (:class:`~hw.common.regfifo.RegFifo`), one per
+        class. Deeper ones are block RAM (:class:`~hw.memrouter.beat_queues.BeatQueues`):
+        NEAR and FAR in one memory with one write port, MIG in another, each read only at the
+        head of the class presented next, so the mreq payload is one memory read and a
+        2-way select. The router uses deep queues: the arbiter can only keep its shares
+        while both classes have requests waiting (MR-P4).
 
     Members
     -------
     near, far, mig : In(stream.Signature(MReq))
-        Class inputs. ``ready`` is "the queue has room", from registers.
+        Class inputs. ``ready`` is "the queue has room", from registers; with deep queues
+        ``far.ready`` is also low while ``near.valid`` (the two share a write port).
     mreq : Out(stream.Signature(MReq))
         To the memory port.
     mig_block : In(1)
@@ -105,11 +110,45 @@ class QosPort(wiring.Component):
             "beat_xfer": Out(1), "beat_cls": Out(2), "beat_wr": Out(1),
         })
 
-    def _fifo(self, width):
-        """Registers for shallow queues, a memory for deep ones (MemFifo, same interface)."""
-        if self.depth <= 16:
-            return RegFifo(width, self.depth)
-        return MemFifo(width, self.depth)
+    def _beat_fifos(self, m, arb, take, accept, cur):
+        """Shallow queues: one register FIFO per class, each input ready while it has room.
+        Returns {class: (non-empty, head)}."""
+        size = mreq_layout().size
+        out = {}
+        for cls, name in CLASSES:
+            inp = getattr(self, name)
+            m.submodules[f"{name}_beats"] = beats = RegFifo(size, self.depth)
+            m.d.comb += [inp.ready.eq(lt_const(beats.level, self.depth)),
+                         beats.w_en.eq(accept[cls]), beats.w_data.eq(inp.payload),
+                         beats.r_en.eq(take & cur[cls])]
+            out[cls] = (beats.r_rdy, beats.r_data)
+        return out
+
+    def _beat_queues(self, m, arb, take, accept, cur):
+        """Deep queues in block RAM: NEAR and FAR share one :class:`BeatQueues` (one write
+        port: FAR waits while NEAR has a beat; the router's routing stage never offers both),
+        MIG has its own (the migration engine writes it in the same cycles). Each memory's read
+        port addresses the head of the class presented in the next cycle. Returns
+        {class: (non-empty, head)}."""
+        size = mreq_layout().size
+        m.submodules.nf_beats = nf = BeatQueues(size, self.depth, 2)
+        m.submodules.mig_beats = mg = BeatQueues(size, self.depth, 1)
+        near, far, mig = self.near, self.far, self.mig
+        far_next = Signal()                      # the next cycle presents FAR (if NEAR/FAR)
+        m.d.comb += [
+            near.ready.eq(lt_const(nf.level[0], self.depth)),
+            far.ready.eq(lt_const(nf.level[1], self.depth) & ~near.valid),
+            nf.w_en.eq(accept[NEAR] | accept[FAR]), nf.w_q.eq(accept[FAR]),
+            nf.w_data.eq(Mux(accept[FAR], far.payload, near.payload)),
+            nf.r_en.eq(take & (cur[NEAR] | cur[FAR])), nf.r_q.eq(cur[FAR]),
+            far_next.eq(Mux(arb.sel_valid, eq_const(arb.sel_cls, FAR), cur[FAR])),
+            nf.r_next.eq(far_next),
+            mig.ready.eq(lt_const(mg.level[0], self.depth)),
+            mg.w_en.eq(accept[MIG]), mg.w_data.eq(mig.payload),
+            mg.r_en.eq(take & cur[MIG]),
+        ]
+        return {NEAR: (nonzero(nf.level[0]), nf.r_data), FAR: (nonzero(nf.level[1]), nf.r_data),
+                MIG: (nonzero(mg.level[0]), mg.r_data)}
 
     def elaborate(self, platform):
         m = Module()
@@ -124,28 +163,29 @@ class QosPort(wiring.Component):
 
         take = self.beat_xfer                    # an mreq beat transfers
         m.d.comb += take.eq(self.mreq.valid & self.mreq.ready)
+        accept, cur = {}, {}
+        for cls, name in CLASSES:
+            inp = getattr(self, name)
+            accept[cls] = Signal(name=f"{name}_accept")
+            cur[cls] = Signal(name=f"{name}_cur")     # the presented request is of this class
+            m.d.comb += accept[cls].eq(inp.valid & inp.ready)
+        beats = (self._beat_queues if self.depth > 16 else self._beat_fifos)(m, arb, take,
+                                                                               accept, cur)
         heads = {}
         for cls, name in CLASSES:
             inp = getattr(self, name)
-            beats = self._fifo(layout.size)
-            reqs = self._fifo(4)                 # len of each complete, unselected request
-            m.submodules[f"{name}_beats"] = beats
-            m.submodules[f"{name}_reqs"] = reqs
-            accept = Signal(name=f"{name}_accept")
-            cur = Signal(name=f"{name}_cur")     # the presented request is of this class
+            some, data = beats[cls]
+            reqs = RegFifo(4, self.depth) if self.depth <= 16 else MemFifo(4, self.depth)
+            m.submodules[f"{name}_reqs"] = reqs  # len of each complete, unselected request
             sel = Signal(name=f"{name}_sel")
             m.d.comb += [
-                inp.ready.eq(lt_const(beats.level, self.depth)),
-                accept.eq(inp.valid & inp.ready),
-                beats.w_en.eq(accept), beats.w_data.eq(inp.payload),
-                reqs.w_en.eq(accept & inp.payload.last), reqs.w_data.eq(inp.payload.len),
+                reqs.w_en.eq(accept[cls] & inp.payload.last), reqs.w_data.eq(inp.payload.len),
                 sel.eq(arb.sel_valid & eq_const(arb.sel_cls, cls)),
                 reqs.r_en.eq(sel),
-                beats.r_en.eq(take & cur),
             ]
             with m.If(arb.sel_valid):
-                m.d.sync += cur.eq(sel)
-            heads[cls] = (reqs.r_rdy, reqs.r_data + 1, cur, beats.r_rdy, beats.r_data)
+                m.d.sync += cur[cls].eq(sel)
+            heads[cls] = (reqs.r_rdy, reqs.r_data + 1, cur[cls], some, data)
 
         (n_rdy, n_nb, n_cur, n_some, n_data), (f_rdy, f_nb, f_cur, f_some, f_data), \
             (m_rdy, m_nb, m_cur, m_some, m_data) = heads[NEAR], heads[FAR], heads[MIG]

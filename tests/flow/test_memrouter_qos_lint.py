@@ -21,7 +21,8 @@ PORT_PORTS = ["clk", "rst", *CFG, *SEL, "mig_block", "beat_xfer", "beat_cls", "b
 
 ARB_BUILDS = [dict(qden=24, max_len=8), dict(qden=255, max_len=16), dict(qden=1, max_len=1)]
 PORT_BUILDS = [dict(qden=24, max_len=8, depth=16), dict(qden=1, max_len=1, depth=1),
-               dict(qden=255, max_len=16, depth=20)]
+               dict(qden=255, max_len=16, depth=20), dict(qden=24, max_len=8, depth=64),
+               dict(qden=24, max_len=5, depth=24)]
 
 
 def _verilog(cls, params, ports, tmp_path):

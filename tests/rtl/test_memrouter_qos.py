@@ -26,11 +26,14 @@ PORT = Block(name="memrouter_qos_port", kind="test", summary="QosPort (test buil
              spec="memrouter.md §2.3 qos_arb, §4.10", top=port_top,
              params=(Param("QDEN", 24, "1..255", "token units per beat"),
                      Param("MAX_LEN", 8, "1..16", "largest nb"),
-                     Param("DEPTH", 16, "MAX_LEN..64", "beats per class queue")))
+                     Param("DEPTH", 16, "MAX_LEN..256", "beats per class queue")))
 
 ARB_BUILDS = {"default": {}, "q255_l16": dict(QDEN=255, MAX_LEN=16),
               "q1_l1": dict(QDEN=1, MAX_LEN=1)}
-PORT_BUILDS = {"default": {}, "q1_l16_d16": dict(QDEN=1, MAX_LEN=16, DEPTH=16)}
+# DEPTH > 16: the block-RAM beat queues the router uses (NEAR and FAR share a write port);
+# 24 is not a power of two
+PORT_BUILDS = {"default": {}, "q1_l16_d16": dict(QDEN=1, MAX_LEN=16, DEPTH=16),
+               "d64": dict(DEPTH=64), "q3_l5_d24": dict(QDEN=3, MAX_LEN=5, DEPTH=24)}
 
 
 def run(block, overrides, tb, seed, testcase, **env):
