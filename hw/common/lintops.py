@@ -19,7 +19,7 @@ from amaranth import Array, C, Cat, Mux, Signal, Value
 
 __all__ = ["wire", "is_zero", "nonzero", "eq_const", "eq", "lt", "ge", "lt_const", "ge_const", "ge_const_bits",
            "gt_const", "le_const", "bit_at", "word_at", "select", "shift_left", "low_ones",
-           "run_bits", "tree_sum"]
+           "run_bits", "tree_sum", "wrap_inc"]
 
 
 def _val(x):
@@ -156,6 +156,16 @@ def shift_left(m, value, amount, width, unit=1, name="shl"):
         m.d.comb += level.eq(Mux(amount[k], shifted, cur))
         cur = level
     return cur
+
+
+def wrap_inc(p, depth):
+    """``p + 1`` wrapping to 0 after ``depth - 1``, at the width of ``p`` (a ring pointer; no
+    compare when ``depth`` is ``2 ** len(p)``)."""
+    p = _val(p)
+    step = (p + 1)[:len(p)]
+    if depth == 1 << len(p):
+        return step
+    return Mux(eq_const(p, depth - 1), C(0, len(p)), step)
 
 
 def low_ones(m, n, width, name="ones"):

@@ -1,12 +1,12 @@
 """MemFifo: a first-word-fall-through FIFO in a memory, for queues too deep for registers (the
 memory router's free lists hold up to PT_ENTRIES descriptors, its QoS queues 64 beats)."""
 
-from amaranth import Module, Mux, ResetSignal, Signal
+from amaranth import Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq_const, nonzero
+from hw.common.lintops import nonzero, wrap_inc
 from hw.common.params import check_int
 
 __all__ = ["MemFifo"]
@@ -67,17 +67,13 @@ class MemFifo(wiring.Component):
         rp.data = self.r_data
         wp.data = self.w_data
 
-        def inc(p):
-            if depth == 1 << ptr_w:
-                return p + 1
-            return Mux(eq_const(p, depth - 1), 0, p + 1)
 
         m.d.comb += [self.r_rdy.eq(nonzero(self.level)), wp.en.eq(self.w_en & ~self.clear)]
         # a reset empties the FIFO like clear, so the read port follows rd there too
         with m.If(self.clear | ResetSignal()):
             m.d.comb += rd_next.eq(0)
         with m.Elif(self.r_en):
-            m.d.comb += rd_next.eq(inc(rd))
+            m.d.comb += rd_next.eq(wrap_inc(rd, depth))
         with m.Else():
             m.d.comb += rd_next.eq(rd)
         m.d.sync += rd.eq(rd_next)
@@ -85,6 +81,6 @@ class MemFifo(wiring.Component):
             m.d.sync += [wr.eq(0), self.level.eq(0)]
         with m.Else():
             with m.If(self.w_en):
-                m.d.sync += wr.eq(inc(wr))
+                m.d.sync += wr.eq(wrap_inc(wr, depth))
             m.d.sync += self.level.eq(self.level + self.w_en - self.r_en)
         return m

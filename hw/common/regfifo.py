@@ -1,11 +1,11 @@
 """RegFifo: a small first-word-fall-through FIFO in registers (trackq's commit and fast FIFOs,
 spec trackq.md §2; the tma store path's pending pieces)."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq_const, nonzero, select
+from hw.common.lintops import eq_const, nonzero, select, wrap_inc
 from hw.common.params import check_int
 
 __all__ = ["RegFifo"]
@@ -59,16 +59,12 @@ class RegFifo(wiring.Component):
             rd = Signal(ptr_w)
             wr = Signal(ptr_w)
 
-            def inc(p):
-                if depth == 1 << ptr_w:
-                    return p + 1
-                return Mux(eq_const(p, depth - 1), 0, p + 1)
 
             m.d.comb += self.r_data.eq(select(storage, rd))
             with m.If(self.w_en):
-                m.d.sync += wr.eq(inc(wr))
+                m.d.sync += wr.eq(wrap_inc(wr, depth))
             with m.If(self.r_en):
-                m.d.sync += rd.eq(inc(rd))
+                m.d.sync += rd.eq(wrap_inc(rd, depth))
             for k in range(depth):
                 with m.If(self.w_en & eq_const(wr, k)):
                     m.d.sync += storage[k].eq(self.w_data)

@@ -7,7 +7,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq_const, select
+from hw.common.lintops import eq_const, select, wrap_inc
 from hw.common.params import check_int
 
 __all__ = ["BeatQueues"]
@@ -74,10 +74,6 @@ class BeatQueues(wiring.Component):
         wp.data = self.w_data
         rp.data = self.r_data
 
-        def inc(p):
-            if depth == 1 << ptr_w:
-                return p + 1
-            return Mux(eq_const(p, depth - 1), 0, p + 1)
 
         def is_q(sel, q):
             return eq_const(sel, q) if q_bits else 1
@@ -91,10 +87,10 @@ class BeatQueues(wiring.Component):
             # a reset empties the queues, so the read port follows the reset pointers there too
             # (expressions, not named signals: a named copy would be an unread alias in the
             # Verilog)
-            nxt = Mux(ResetSignal(), 0, Mux(take, inc(rd[q]), rd[q]))[:ptr_w]
+            nxt = Mux(ResetSignal(), 0, Mux(take, wrap_inc(rd[q], depth), rd[q]))
             m.d.sync += rd[q].eq(nxt)
             with m.If(put):
-                m.d.sync += wr[q].eq(inc(wr[q]))
+                m.d.sync += wr[q].eq(wrap_inc(wr[q], depth))
             m.d.sync += self.level[q].eq(self.level[q] + put - take)
             rd_next.append(nxt)
         if q_bits:

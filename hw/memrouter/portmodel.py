@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 from golden.common.fields import Fields
 from golden.memrouter.formats import MREQ, MRSP
 from hw.common.layout import struct_layout
-from hw.common.lintops import eq, eq_const, lt_const, nonzero
+from hw.common.lintops import eq, eq_const, lt_const, nonzero, wrap_inc
 from hw.common.params import check_int
 
 __all__ = ["PortModel", "mreq_fields", "mrsp_fields", "PAT_BASE", "PAT_STEP", "N_POISON",
@@ -35,13 +35,6 @@ def mrsp_fields(mtag_w=8):
 
 def _ptr_w(depth):
     return max(1, (depth - 1).bit_length())
-
-
-def _inc(p, depth):
-    """``p + 1`` wrapping at ``depth``, at the width of ``p``."""
-    if depth == 1 << len(p):
-        return (p + 1)[:len(p)]
-    return Mux(eq_const(p, depth - 1), C(0, len(p)), (p + 1)[:len(p)])
 
 
 class PortModel(wiring.Component):
@@ -238,7 +231,7 @@ class PortModel(wiring.Component):
         ]
         self._write(m, wd_mem, wd_addr, Cat(req.data, req.be), wd_en)
         with m.If(take_hdr):
-            m.d.sync += q_wr.eq(_inc(q_wr, pq))
+            m.d.sync += q_wr.eq(wrap_inc(q_wr, pq))
             with m.If(req.wr & nonzero(req.len)):
                 m.d.sync += [w_busy.eq(1), w_slot.eq(q_wr), w_cnt.eq(1), w_len.eq(req.len)]
         with m.Elif(accept):
@@ -298,7 +291,7 @@ class PortModel(wiring.Component):
 
         with m.If(service):
             with m.If(h_last):
-                m.d.sync += [h_k.eq(0), q_rd.eq(_inc(q_rd, pq))]
+                m.d.sync += [h_k.eq(0), q_rd.eq(wrap_inc(q_rd, pq))]
             with m.Else():
                 m.d.sync += h_k.eq((h_k + 1)[:beat_w])
 
@@ -313,9 +306,9 @@ class PortModel(wiring.Component):
         m.d.comb += o_data.eq(Mux(h_wr, 0, cur))
         self._write(m, o_mem, o_wr, Cat(h_tag, o_data, poison & ~h_wr, h_last), push)
         with m.If(push):
-            m.d.sync += o_wr.eq(_inc(o_wr, od))
+            m.d.sync += o_wr.eq(wrap_inc(o_wr, od))
         with m.If(pop):
-            m.d.sync += o_rd.eq(_inc(o_rd, od))
+            m.d.sync += o_rd.eq(wrap_inc(o_rd, od))
         m.d.sync += o_cnt.eq((o_cnt + push - pop)[:len(o_cnt)])
 
         # an entry pushed at cycle t is due from t + LAT: a delay line of pushes
