@@ -124,7 +124,7 @@ REGISTRY = {b.name: b for b in [
     Block(
         name="memfifo", kind="common",
         summary="first-word-fall-through FIFO in a synchronous-read memory (block RAM on FPGA; "
-                "the memrouter free lists and QoS queues)",
+                "the memrouter free lists and QoS request-length queues)",
         spec="memrouter.md MR-F30", top="hw.common.memfifo:MemFifo",
         testbench="tb.common.memfifo_tb",
         params=(Param("width", 64, "1..4096", "entry width in bits"),
