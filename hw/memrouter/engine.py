@@ -25,6 +25,7 @@ from hw.common.lintops import (bit_at, eq, eq_const, ge, ge_const, is_zero, lt, 
                                run_bits, select, tree_sum)
 from hw.common.regfifo import RegFifo
 from hw.common.statereg import StateReg
+from hw.memrouter.flagmem import FlagMemory
 from hw.memrouter.layouts import DESC_W, PTE_W, pte_fields, pte_value
 from hw.memrouter.route import lowest_run
 from hw.memrouter.tags import KIND_FILL, KIND_WB
@@ -170,20 +171,14 @@ class MigEngine(wiring.Component):
         # ---- REF and ND (one bit per page, in memories: PT_INIT clears them page by page as
         # it writes the PT), the far homes of inclusive mode, HAND
         npg = p.PT_ENTRIES
-        m.submodules.ref = ref_mem = Memory(shape=1, depth=npg, init=[])
-        m.submodules.nd = nd_mem = Memory(shape=1, depth=npg, init=[])
-        ref_set = ref_mem.write_port()
-        ref_clr = ref_mem.write_port()           # CLOCK, PT_INIT
-        ref_rd = ref_mem.read_port(transparent_for=[ref_set, ref_clr])
-        ref_rd.addr = self.hand
-        nd_set = nd_mem.write_port()             # direct near writes
-        nd_wr = nd_mem.write_port()              # the engine, PT_INIT
-        nd_rd = nd_mem.read_port(transparent_for=[nd_set, nd_wr])
-        ref_set.en, ref_set.addr, ref_set.data = self.ref_en, self.ref_ppn, C(1, 1)
-        nd_set.en, nd_set.addr, nd_set.data = self.nd_en, self.nd_ppn, C(1, 1)
-        m.d.comb += [ref_clr.en.eq(self.init_w), ref_clr.addr.eq(self.home_ppn),
-                     ref_clr.data.eq(0),
-                     nd_wr.en.eq(self.init_w), nd_wr.addr.eq(self.home_ppn), nd_wr.data.eq(0)]
+        # (set by the routing stage; written by CLOCK, the engine and PT_INIT)
+        m.submodules.ref_bits = ref = FlagMemory(npg)
+        m.submodules.nd_bits = nd = FlagMemory(npg)
+        ref.rd_addr = self.hand     # the register itself: a copy would be an unread alias
+        m.d.comb += [ref.set_en.eq(self.ref_en), ref.set_addr.eq(self.ref_ppn),
+                     nd.set_en.eq(self.nd_en), nd.set_addr.eq(self.nd_ppn),
+                     ref.wr_en.eq(self.init_w), ref.wr_addr.eq(self.home_ppn), ref.wr_data.eq(0),
+                     nd.wr_en.eq(self.init_w), nd.wr_addr.eq(self.home_ppn), nd.wr_data.eq(0)]
         m.submodules.homes = homes = Memory(shape=DESC_W, depth=npg, init=[])
         hw_ = homes.write_port()
         hr = homes.read_port()
@@ -195,7 +190,7 @@ class MigEngine(wiring.Component):
         op = Signal(4)
         pg = Signal(16)                     # the command's page p
         vic = Signal(16)                    # explicit SWAP victim, CLOCK victim, DEMOTE_INCL x
-        nd_rd.addr = vic[:pw]
+        m.d.comb += nd.rd_addr.eq(vic[:pw])
         src = Signal(2)
         e_p = Signal(PTE_W)                 # PT[p] at the command's start (ABORT restores it)
         e_v = Signal(PTE_W)                 # PT[vic] at its MIGRATING write
@@ -477,7 +472,7 @@ class MigEngine(wiring.Component):
                 with m.If(excl):
                     m.d.sync += goto("P_POPW")      # push the old far frame onto FFREE
                 with m.Else():
-                    m.d.comb += [nd_wr.en.eq(1), nd_wr.addr.eq(pg[:pw]), nd_wr.data.eq(ls.e_mod)]
+                    m.d.comb += [nd.wr_en.eq(1), nd.wr_addr.eq(pg[:pw]), nd.wr_data.eq(ls.e_mod)]
                     m.d.sync += goto("DONE")
             event(EV_PT_UPDATE, 0, pg, Cat(new[0:6], C(0, 2), new[6:]), updated)
         with m.Elif(at("P_POPW")):
@@ -618,7 +613,7 @@ class MigEngine(wiring.Component):
             new = pte(STABLE, FAR, home)
             with m.If(abort):
                 m.d.sync += goto("AB_WAIT")
-            with m.Elif(~nd_rd.data):
+            with m.Elif(~nd.rd_data):
                 m.d.sync += hold.eq(1)
                 with m.If(hold & self.safe):
                     pt_write(vic, new, lambda: event(EV_PT_UPDATE, 0, vic,
@@ -647,8 +642,8 @@ class MigEngine(wiring.Component):
             new = pte(STABLE, FAR, home)
 
             def i_done():
-                m.d.comb += [ls.e_release.eq(1), nd_wr.en.eq(1), nd_wr.addr.eq(vic[:pw]),
-                             nd_wr.data.eq(0)]
+                m.d.comb += [ls.e_release.eq(1), nd.wr_en.eq(1), nd.wr_addr.eq(vic[:pw]),
+                             nd.wr_data.eq(0)]
                 m.d.sync += [lk2.eq(0), mig_v.eq(0)]
                 m.d.sync += goto("I_PUSH")
             pt_write(vic, new, lambda: event(EV_PT_UPDATE, 0, vic,
@@ -856,11 +851,11 @@ class MigEngine(wiring.Component):
             m.d.sync += hand.eq(Mux(ge(hand + 1, self.pages), 0, hand + 1))
             cand = Signal()
             m.d.comb += cand.eq(eq_const(r_state, STABLE) & ~r_pool & ~eq(q, pg))
-            with m.If(cand & ~ref_rd.data):
+            with m.If(cand & ~ref.rd_data):
                 m.d.sync += [vic.eq(q), goto(ret_vic)]
             with m.Else():
                 with m.If(cand):
-                    m.d.comb += [ref_clr.en.eq(1), ref_clr.addr.eq(q)]
+                    m.d.comb += [ref.wr_en.eq(1), ref.wr_addr.eq(q)]
                 m.d.sync += goto("VIC")
 
         # a MIG_CMD write to a full FIFO: MIG_STATUS = REJ_FULL and a REJECT (MR-E11)

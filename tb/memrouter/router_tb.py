@@ -35,6 +35,7 @@ from golden.memrouter.router import COUNTERS, Router
 from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.stream import StreamDriver, StreamMonitor, sim_cycle
+from tb.memrouter.flag_contract import FlagContract
 from tb.memrouter.portsim import PyPorts
 from hw.memrouter.csr import CFG_REGS, PORT_REGS
 
@@ -89,6 +90,7 @@ class Bench:
         self.on_event = []                  # callables (cycle, event), called as events arrive
         self._csr_lock = Lock()
         cocotb.start_soon(self._watch_events())
+        self.flags = FlagContract(dut)
 
     async def _watch_events(self):
         """Record every ``evt`` beat (the stream has no ready), with its cycle."""
@@ -622,5 +624,6 @@ async def random_migrations(dut):
     dut._log.info(f"{n} requests, {checked} read beats checked, MIG_CMDs {dict(cmds)}, events "
                   f"{ {EVENT_NAMES[c]: v for c, v in sorted(codes.items())} }, "
                   f"{len(moved)} pages remapped, {mirrored} memory requests checked against "
-                  f"the PT mirror, {sim_cycle()} cycles")
+                  f"the PT mirror, {sim_cycle()} cycles; REF / ND sets waiting for the port "
+                  f"in {b.flags.waits} cycles")
     assert codes[EV_DONE] >= min_done, f"too few migrations completed: {dict(codes)}"

@@ -1,0 +1,42 @@
+"""A monitor of the engine's REF and ND bit memories (hw/memrouter/flagmem.py ``FlagMemory``):
+every cycle, no set meets a waiting set of another bit while a write takes the port (the
+memory's contract; broken, a set would be lost). Reads the memories' ports and pending entry
+back door (``tb.memrouter.builds.BLOCK.probes``)."""
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+
+from tb.common.stream import read_int, sim_cycle
+
+__all__ = ["FLAG_PROBES", "FlagContract"]
+
+FLAGS = ("ref_bits", "nd_bits")
+SIGNALS = ("set_en", "set_addr", "wr_en", "wr_addr", "pend_v", "pend_a")
+FLAG_PROBES = tuple(f"engine.{f}.{s}" for f in FLAGS for s in SIGNALS)
+
+
+class FlagContract:
+    """Started with the router's testbench environment; ``waits`` counts, per memory, the
+    cycles with a set waiting (the pending path in use)."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.handles = {f: {s: getattr(getattr(dut.engine, f), s) for s in SIGNALS}
+                        for f in FLAGS}
+        self.waits = dict.fromkeys(FLAGS, 0)
+        cocotb.start_soon(self._run())
+
+    async def _run(self):
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            for f, h in self.handles.items():
+                v = {k: read_int(x) for k, x in h.items()}
+                wr = v["wr_en"] == 1
+                p_live = v["pend_v"] == 1 and not (wr and v["pend_a"] == v["wr_addr"])
+                s_live = v["set_en"] == 1 and not (wr and v["set_addr"] == v["wr_addr"])
+                self.waits[f] += p_live
+                assert not (wr and p_live and s_live and v["set_addr"] != v["pend_a"]), (
+                    f"cycle {sim_cycle()}: engine.{f}: a set of bit {v['set_addr']} meets the "
+                    f"waiting set of bit {v['pend_a']} and a write of bit {v['wr_addr']}: "
+                    f"FlagMemory's contract is broken (a set would be lost)")
