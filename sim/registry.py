@@ -12,6 +12,12 @@ from sim.errors import UsageError
 __all__ = ["Param", "Block", "REGISTRY", "get", "ready_blocks", "resolve_names"]
 
 
+# the memrouter engine's REF / ND FlagMemory ports and pending entry, which every router
+# testbench reads back door to check the memories' contract (tb/memrouter/flag_contract.py)
+MEMROUTER_FLAG_PROBES = tuple(f"engine.{mem}.{sig}" for mem in ("ref_bits", "nd_bits")
+                              for sig in ("set_en", "set_addr", "wr_en", "wr_addr", "pend_v",
+                                          "pend_a"))
+
 @dataclass(frozen=True)
 class Param:
     """One construction parameter of a top component."""
@@ -217,6 +223,7 @@ REGISTRY = {b.name: b for b in [
                       "port (MR-C8)"),
                 Param("LOG2G", 0, "0, 9..16", "page size 2^LOG2G bytes (MR-C1); 0: the CFG's"),
                 Param("NUM_LINES", 0, "0, 4..16", "migration-cache lines (MR-C3); 0: the CFG's")),
+        probes=MEMROUTER_FLAG_PROBES,
         notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
                "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
                "covers all of the spec",),

@@ -1,18 +1,16 @@
 """A monitor of the engine's REF and ND bit memories (hw/memrouter/flagmem.py ``FlagMemory``):
 every cycle, no set meets a waiting set of another bit while a write takes the port (the
 memory's contract; broken, a set would be lost). Reads the memories' ports and pending entry
-back door (``tb.memrouter.builds.BLOCK.probes``)."""
+back door (``sim.registry.MEMROUTER_FLAG_PROBES``, probes of the registry's and the test
+builds' memrouter blocks)."""
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from sim.registry import MEMROUTER_FLAG_PROBES as FLAG_PROBES
 from tb.common.stream import read_int, sim_cycle
 
 __all__ = ["FLAG_PROBES", "FlagContract"]
-
-FLAGS = ("ref_bits", "nd_bits")
-SIGNALS = ("set_en", "set_addr", "wr_en", "wr_addr", "pend_v", "pend_a")
-FLAG_PROBES = tuple(f"engine.{f}.{s}" for f in FLAGS for s in SIGNALS)
 
 
 class FlagContract:
@@ -21,9 +19,11 @@ class FlagContract:
 
     def __init__(self, dut):
         self.dut = dut
-        self.handles = {f: {s: getattr(getattr(dut.engine, f), s) for s in SIGNALS}
-                        for f in FLAGS}
-        self.waits = dict.fromkeys(FLAGS, 0)
+        self.handles = {}
+        for probe in FLAG_PROBES:                        # "engine.<memory>.<signal>"
+            _, mem, sig = probe.split(".")
+            self.handles.setdefault(mem, {})[sig] = getattr(getattr(dut.engine, mem), sig)
+        self.waits = dict.fromkeys(self.handles, 0)
         cocotb.start_soon(self._run())
 
     async def _run(self):

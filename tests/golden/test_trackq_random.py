@@ -114,7 +114,9 @@ def test_checker_catches_a_wrong_ttu_map(seed, monkeypatch):
             _mutated_run(p, seed + k)
 
 
-def test_checker_catches_a_missing_interlock(seed, monkeypatch):
+def _catch_missing_interlock(seed, monkeypatch):
+    """Runs until the checker reports the commit picker without its fast-FIFO interlock (up to
+    200 short traces: most seeds are caught within 20, seed 828634559 at the 21st)."""
     from golden.trackq.commit import CommitPicker
     original = CommitPicker.decide
 
@@ -123,8 +125,17 @@ def test_checker_catches_a_missing_interlock(seed, monkeypatch):
     monkeypatch.setattr(CommitPicker, "decide", no_interlock)
     p = TrackqParams.test(N_Q=4, POOL=16)
     with pytest.raises(AssertionError, match="TQ-F39|TQ-V10|TQ-F26"):
-        for k in range(20):
+        for k in range(200):
             model = TrackingQueuesModel(p)
             checker = TraceChecker(p)
             run_env(model, RandomEnv(p, seed + k, p_fast=0.5, p_ready=0.4), checker)
             checker.finish()
+
+
+def test_checker_catches_a_missing_interlock(seed, monkeypatch):
+    _catch_missing_interlock(seed, monkeypatch)
+
+
+def test_checker_catches_a_missing_interlock_regression_seed(monkeypatch):
+    """CI seed 828634559 ran 20 traces without the violation (the loop then stopped at 20)."""
+    _catch_missing_interlock(828634559, monkeypatch)
