@@ -2,7 +2,7 @@
 errors in one line with exit status 2, the golden router alone (direct path, errors, poison,
 migration commands, FLUSH), what the RTL refuses while the line path and the engine are not
 built, the comparison, an RTL run against the golden router, and the bench JSON / plot
-assembly (docs/memrouter_stimulus.md)."""
+assembly (the stimulus schema is in docs/memrouter.md)."""
 
 import json
 import random
