@@ -18,6 +18,7 @@ MEMROUTER_FLAG_PROBES = tuple(f"engine.{mem}.{sig}" for mem in ("ref_bits", "nd_
                               for sig in ("set_en", "set_addr", "wr_en", "wr_addr", "pend_v",
                                           "pend_a"))
 
+
 @dataclass(frozen=True)
 class Param:
     """One construction parameter of a top component."""

@@ -1,5 +1,6 @@
 """MemFifo: a first-word-fall-through FIFO in a memory, for queues too deep for registers (the
-memory router's free lists hold up to PT_ENTRIES descriptors, its QoS queues 64 beats)."""
+memory router's free lists hold up to PT_ENTRIES descriptors, its QoS request-length queues
+64 entries)."""
 
 from amaranth import Module, ResetSignal, Signal
 from amaranth.lib import wiring
@@ -66,7 +67,6 @@ class MemFifo(wiring.Component):
         wr = wp.addr = Signal(ptr_w, name="wr")
         rp.data = self.r_data
         wp.data = self.w_data
-
 
         m.d.comb += [self.r_rdy.eq(nonzero(self.level)), wp.en.eq(self.w_en & ~self.clear)]
         # a reset empties the FIFO like clear, so the read port follows rd there too

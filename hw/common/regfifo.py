@@ -59,7 +59,6 @@ class RegFifo(wiring.Component):
             rd = Signal(ptr_w)
             wr = Signal(ptr_w)
 
-
             m.d.comb += self.r_data.eq(select(storage, rd))
             with m.If(self.w_en):
                 m.d.sync += wr.eq(wrap_inc(wr, depth))

@@ -74,7 +74,6 @@ class BeatQueues(wiring.Component):
         wp.data = self.w_data
         rp.data = self.r_data
 
-
         def is_q(sel, q):
             return eq_const(sel, q) if q_bits else 1
 

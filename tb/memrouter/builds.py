@@ -4,8 +4,7 @@ same hardware, e.g. CFG-D on an N_OFF = 2 build, is reached through the CSRs and
 
 from golden.memrouter.params import build_reference
 from hw.memrouter.top import Memrouter
-from sim.registry import Block, Param
-from tb.memrouter.flag_contract import FLAG_PROBES
+from sim.registry import MEMROUTER_FLAG_PROBES, Block, Param
 
 __all__ = ["BLOCK", "BUILDS", "router_top"]
 
@@ -28,7 +27,7 @@ BLOCK = Block(
     # stress_tb samples MR-V5's counters back door in the cycle after MIG_DONE; every router
     # testbench watches the REF / ND memories' contract (tb/memrouter/flag_contract.py)
     probes=("engine.inc_done", "csr.cnt_mig_walk_fills", "csr.cnt_mig_demand_fills",
-            "csr.cnt_mig_prevalid", "csr.cnt_mig_full_writes", *FLAG_PROBES),
+            "csr.cnt_mig_prevalid", "csr.cnt_mig_full_writes", *MEMROUTER_FLAG_PROBES),
 )
 
 # B: the default hardware (MR-P1); A2: N_OFF = 2, two processor ports (MR-P2 on CFG-A and,

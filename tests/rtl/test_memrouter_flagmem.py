@@ -76,7 +76,7 @@ def _run(depth, cycles, seed, p_set, p_wr):
     return stats
 
 
-@pytest.mark.req("MR-F35", "MR-F36", "MR-F37")
+@pytest.mark.req("MR-F35", "MR-F37")
 @pytest.mark.parametrize("depth,p_set,p_wr", [(4, 0.6, 0.4), (16, 0.8, 0.5), (1024, 0.5, 0.3)])
 def test_flagmem_matches_two_port_memory(depth, p_set, p_wr, seed):
     """Random sets, writes and reads (reads mostly of the bits being set or written): every
