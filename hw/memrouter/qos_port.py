@@ -62,16 +62,17 @@ class QosPort(wiring.Component):
         become a head). Default ``2·max_len``: a second write can arrive while one is sent.
         Queues of up to 16 beats are registers (:class:`~hw.common.regfifo.RegFifo`), one per
         class. Deeper ones are block RAM (:class:`~hw.memrouter.beat_queues.BeatQueues`):
-        NEAR and FAR in one memory with one write port, MIG in another, each read only at the
-        head of the class presented next, so the mreq payload is one memory read and a
-        2-way select. The router uses deep queues: the arbiter can only keep its shares
-        while both classes have requests waiting (MR-P4).
+        the three classes in one memory with one write port, read only at the head of the
+        class presented next, so the mreq payload is the memory's output. The router uses
+        deep queues: the arbiter can only keep its shares while both classes have requests
+        waiting (MR-P4).
 
     Members
     -------
     near, far, mig : In(stream.Signature(MReq))
         Class inputs. ``ready`` is "the queue has room", from registers; with deep queues
-        ``far.ready`` is also low while ``near.valid`` (the two share a write port).
+        the three share a write port, so ``far.ready`` is also low while ``near.valid``, and
+        ``mig.ready`` while ``near.valid`` or ``far.valid``.
     mreq : Out(stream.Signature(MReq))
         To the memory port.
     mig_block : In(1)
@@ -112,47 +113,54 @@ class QosPort(wiring.Component):
 
     def _beat_fifos(self, m, arb, take, accept, cur):
         """Shallow queues: one register FIFO per class, each input ready while it has room.
-        Returns {class: (non-empty, head)}."""
+        Returns ({class: non-empty}, mreq payload, its ``wr``)."""
         size = mreq_layout().size
-        out = {}
+        some, heads = {}, {}
         for cls, name in CLASSES:
             inp = getattr(self, name)
             m.submodules[f"{name}_beats"] = beats = RegFifo(size, self.depth)
             m.d.comb += [inp.ready.eq(lt_const(beats.level, self.depth)),
                          beats.w_en.eq(accept[cls]), beats.w_data.eq(inp.payload),
                          beats.r_en.eq(take & cur[cls])]
-            out[cls] = (beats.r_rdy, beats.r_data)
-        return out
+            some[cls], heads[cls] = beats.r_rdy, beats.r_data
+        wr_bit = mreq_layout()["wr"].offset
+        return (some,
+                # (``wr`` computed beside the payload rather than as its bit, which would be an
+                # unread alias of the mreq port in a parent)
+                Mux(cur[NEAR], heads[NEAR], 0) | Mux(cur[FAR], heads[FAR], 0)
+                | Mux(cur[MIG], heads[MIG], 0),
+                Mux(cur[NEAR], heads[NEAR][wr_bit], 0) | Mux(cur[FAR], heads[FAR][wr_bit], 0)
+                | Mux(cur[MIG], heads[MIG][wr_bit], 0))
 
     def _beat_queues(self, m, arb, take, accept, cur):
-        """Deep queues in block RAM: NEAR and FAR share one :class:`BeatQueues` (one write
-        port: FAR waits while NEAR has a beat; the router's routing stage never offers both),
-        MIG has its own (the migration engine writes it in the same cycles). Each memory's read
-        port addresses the head of the class presented in the next cycle. Returns
-        {class: (non-empty, head)}."""
+        """Deep queues in block RAM: the three classes in one :class:`BeatQueues` with one
+        write port, taken by NEAR, then FAR, then MIG (the routing stage never offers NEAR and
+        FAR together; the migration engine's beat waits a cycle when the routing stage offers
+        one to the same port). The read port addresses the head of the class presented in the
+        next cycle, so the mreq payload is the memory's output itself. Returns
+        ({class: non-empty}, mreq payload, its ``wr``)."""
         size = mreq_layout().size
-        m.submodules.nf_beats = nf = BeatQueues(size, self.depth, 2)
-        m.submodules.mig_beats = mg = BeatQueues(size, self.depth, 1)
+        m.submodules.beats = bq = BeatQueues(size, self.depth, len(CLASSES))
         near, far, mig = self.near, self.far, self.mig
-        far_next = Signal()                      # the next cycle presents FAR (if NEAR/FAR)
+        presented = Mux(cur[FAR], FAR, Mux(cur[MIG], MIG, NEAR))
         m.d.comb += [
-            near.ready.eq(lt_const(nf.level[0], self.depth)),
-            far.ready.eq(lt_const(nf.level[1], self.depth) & ~near.valid),
-            nf.w_en.eq(accept[NEAR] | accept[FAR]), nf.w_q.eq(accept[FAR]),
-            nf.w_data.eq(Mux(accept[FAR], far.payload, near.payload)),
-            nf.r_en.eq(take & (cur[NEAR] | cur[FAR])), nf.r_q.eq(cur[FAR]),
-            far_next.eq(Mux(arb.sel_valid, eq_const(arb.sel_cls, FAR), cur[FAR])),
-            nf.r_next.eq(far_next),
-            mig.ready.eq(lt_const(mg.level[0], self.depth)),
-            mg.w_en.eq(accept[MIG]), mg.w_data.eq(mig.payload),
-            mg.r_en.eq(take & cur[MIG]),
+            near.ready.eq(lt_const(bq.level[NEAR], self.depth)),
+            far.ready.eq(lt_const(bq.level[FAR], self.depth) & ~near.valid),
+            mig.ready.eq(lt_const(bq.level[MIG], self.depth) & ~near.valid & ~far.valid),
+            bq.w_en.eq(accept[NEAR] | accept[FAR] | accept[MIG]),
+            bq.w_q.eq(Mux(accept[FAR], FAR, Mux(accept[MIG], MIG, NEAR))),
+            bq.w_data.eq(Mux(accept[MIG], mig.payload,
+                             Mux(accept[FAR], far.payload, near.payload))),
+            bq.r_en.eq(take), bq.r_q.eq(presented),
+            bq.r_next.eq(Mux(arb.sel_valid, arb.sel_cls, presented)),
         ]
-        return {NEAR: (nonzero(nf.level[0]), nf.r_data), FAR: (nonzero(nf.level[1]), nf.r_data),
-                MIG: (nonzero(mg.level[0]), mg.r_data)}
+        # (``wr`` gated with "a request is presented", as in the shallow queues: the bare bit
+        # would be an unread alias of the mreq port in a parent)
+        return ({cls: nonzero(bq.level[cls]) for cls, _ in CLASSES}, bq.r_data,
+                bq.r_data[mreq_layout()["wr"].offset] & (cur[NEAR] | cur[FAR] | cur[MIG]))
 
     def elaborate(self, platform):
         m = Module()
-        layout = mreq_layout()
         m.submodules.arb = arb = QosArbiter(self.qden, self.max_len)
         for name in ("rate_n", "rate_f", "burst_n", "burst_f", "uth_en", "uth", "uw",
                      "mig_starve"):
@@ -169,12 +177,10 @@ class QosPort(wiring.Component):
             accept[cls] = Signal(name=f"{name}_accept")
             cur[cls] = Signal(name=f"{name}_cur")     # the presented request is of this class
             m.d.comb += accept[cls].eq(inp.valid & inp.ready)
-        beats = (self._beat_queues if self.depth > 16 else self._beat_fifos)(m, arb, take,
-                                                                               accept, cur)
-        heads = {}
+        some, payload, payload_wr = (self._beat_queues if self.depth > 16
+                                     else self._beat_fifos)(m, arb, take, accept, cur)
         for cls, name in CLASSES:
             inp = getattr(self, name)
-            some, data = beats[cls]
             reqs = RegFifo(4, self.depth) if self.depth <= 16 else MemFifo(4, self.depth)
             m.submodules[f"{name}_reqs"] = reqs  # len of each complete, unselected request
             sel = Signal(name=f"{name}_sel")
@@ -185,31 +191,19 @@ class QosPort(wiring.Component):
             ]
             with m.If(arb.sel_valid):
                 m.d.sync += cur[cls].eq(sel)
-            heads[cls] = (reqs.r_rdy, reqs.r_data + 1, cur[cls], some, data)
-
-        (n_rdy, n_nb, n_cur, n_some, n_data), (f_rdy, f_nb, f_cur, f_some, f_data), \
-            (m_rdy, m_nb, m_cur, m_some, m_data) = heads[NEAR], heads[FAR], heads[MIG]
-        m.d.comb += [
-            arb.n_valid.eq(n_rdy), arb.n_nb.eq(n_nb),
-            arb.f_valid.eq(f_rdy), arb.f_nb.eq(f_nb),
-            arb.m_valid.eq(m_rdy & ~self.mig_block), arb.m_nb.eq(m_nb),
-        ]
+            arb_valid = reqs.r_rdy & ~self.mig_block if cls == MIG else reqs.r_rdy
+            m.d.comb += [getattr(arb, f"{'nfm'[cls]}_valid").eq(arb_valid),
+                         getattr(arb, f"{'nfm'[cls]}_nb").eq(reqs.r_data + 1)]
 
         # ---- output: the head of the presented class's beat queue -----------------------------
         # (the selected request is whole in its queue, so the beat-queue term is 1 while
         # busy; it keeps a wrong ``last`` on an input from presenting an empty queue)
-        head = self.mreq.payload
-        wr_bit = layout["wr"].offset
         m.d.comb += [
-            head.eq(Mux(n_cur, n_data, 0) | Mux(f_cur, f_data, 0) | Mux(m_cur, m_data, 0)),
-            self.mreq.valid.eq(arb.busy & ((n_cur & n_some) | (f_cur & f_some)
-                                           | (m_cur & m_some))),
-            arb.xfer.eq(take & head.last),
-            self.beat_cls.eq(Mux(f_cur, FAR, Mux(m_cur, MIG, NEAR))),
-            # (computed beside the payload rather than as its bit, which would be an unread
-            # alias of the mreq port in a parent)
-            self.beat_wr.eq(Mux(n_cur, n_data[wr_bit], 0) | Mux(f_cur, f_data[wr_bit], 0)
-                            | Mux(m_cur, m_data[wr_bit], 0)),
+            self.mreq.payload.eq(payload),
+            self.mreq.valid.eq(arb.busy & ((cur[NEAR] & some[NEAR]) | (cur[FAR] & some[FAR])
+                                           | (cur[MIG] & some[MIG]))),
+            arb.xfer.eq(take & self.mreq.payload.last),
+            self.beat_cls.eq(Mux(cur[FAR], FAR, Mux(cur[MIG], MIG, NEAR))),
+            self.beat_wr.eq(payload_wr),
         ]
         return m
-
