@@ -4,9 +4,9 @@ that block RAM holds several classes and needs no write-through bypass (memroute
 
 from amaranth import Cat, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.common.bram import collision_free_memory, registered_read
 from hw.common.lintops import eq_const, select, wrap_inc
 from hw.common.params import check_int
 
@@ -20,11 +20,13 @@ class BeatQueues(wiring.Component):
     after cycle t (after that cycle's removal by ``r_en``).
 
     The read has no write-port transparency: an entry written in cycle t is on ``r_data`` from
-    cycle t + 2 at the earliest. That is what lets FPGA block RAM (ECP5 PDPW16KD) hold the
-    queues without the 328-bit bypass multiplexer and 322-sink select Yosys adds for a
-    transparent read, and it costs nothing in :class:`~hw.memrouter.qos_port.QosPort`: a request
-    is read only after it has been selected, and it can be selected only from the cycle after
-    its last beat was written.
+    cycle t + 2 at the earliest, and ``r_data`` in cycle t + 1 is undefined when cycle t wrote
+    the slot it reads (:func:`hw.common.bram.registered_read`; in simulation the old data, or
+    its inverse with ``poison_collisions``). That is what lets FPGA block RAM (ECP5 PDPW16KD)
+    hold the queues without the bypass multiplexer Yosys adds for a transparent read, or the
+    write-data registers and multiplexer it adds to return the old data on a collision. It costs
+    nothing in :class:`~hw.memrouter.qos_port.QosPort`: a request is read only after it has been
+    selected, and it can be selected only from the cycle after its last beat was written.
 
     The user never writes a full queue or removes from an empty one (it checks ``level``).
 
@@ -36,6 +38,8 @@ class BeatQueues(wiring.Component):
         Entries per queue, 2..256.
     queues : int
         Number of queues, 1..4.
+    poison_collisions : bool
+        Test builds: a read colliding with a write returns the inverted word.
 
     Members
     -------
@@ -52,7 +56,8 @@ class BeatQueues(wiring.Component):
         Entries per queue.
     """
 
-    def __init__(self, width, depth, queues):
+    def __init__(self, width, depth, queues, poison_collisions=False):
+        self.poison_collisions = bool(poison_collisions)
         self.width = check_int(self, "width", width, 1, 4096)
         self.depth = check_int(self, "depth", depth, 2, 256)
         self.queues = check_int(self, "queues", queues, 1, 4)
@@ -68,11 +73,9 @@ class BeatQueues(wiring.Component):
         depth, nq = self.depth, self.queues
         ptr_w = (depth - 1).bit_length()
         q_bits = (nq - 1).bit_length()                # 0 for one queue: the pointer alone
-        m.submodules.mem = mem = Memory(shape=self.width, depth=nq << ptr_w, init=[])
+        m.submodules.mem = mem = collision_free_memory(shape=self.width, depth=nq << ptr_w)
         wp = mem.write_port()
-        rp = mem.read_port(transparent_for=[])
         wp.data = self.w_data
-        rp.data = self.r_data
 
         def is_q(sel, q):
             return eq_const(sel, q) if q_bits else 1
@@ -93,9 +96,11 @@ class BeatQueues(wiring.Component):
             m.d.sync += self.level[q].eq(self.level[q] + put - take)
             rd_next.append(nxt)
         if q_bits:
-            rp.addr = Cat(select(rd_next, self.r_next), self.r_next)
+            r_addr = Cat(select(rd_next, self.r_next), self.r_next)
             wp.addr = Cat(select(wr, self.w_q), self.w_q)
         else:
-            rp.addr, wp.addr = rd_next[0], wr[0]
+            r_addr, wp.addr = rd_next[0], wr[0]
         m.d.comb += wp.en.eq(self.w_en)
+        registered_read(m, mem, r_addr, write_port=wp, poison=self.poison_collisions,
+                        into=self.r_data)
         return m

@@ -66,6 +66,10 @@ class QosPort(wiring.Component):
         class presented next, so the mreq payload is the memory's output. The router uses
         deep queues: the arbiter can only keep its shares while both classes have requests
         waiting (MR-P4).
+    poison_collisions : bool
+        Test builds of deep queues: the memory's read in a cycle that writes the slot it reads
+        returns the inverted word (:class:`~hw.memrouter.beat_queues.BeatQueues`), so a
+        testbench sees whether the port ever uses it.
 
     Members
     -------
@@ -93,7 +97,8 @@ class QosPort(wiring.Component):
         That beat's ``wr``.
     """
 
-    def __init__(self, qden=24, max_len=8, depth=None):
+    def __init__(self, qden=24, max_len=8, depth=None, poison_collisions=False):
+        self.poison_collisions = bool(poison_collisions)
         self.qden = check_int(self, "qden", qden, 1, 255)
         self.max_len = check_int(self, "max_len", max_len, 1, 16)
         self.depth = check_int(self, "depth", 2 * max_len if depth is None else depth,
@@ -140,7 +145,8 @@ class QosPort(wiring.Component):
         next cycle, so the mreq payload is the memory's output itself. Returns
         ({class: non-empty}, mreq payload, its ``wr``)."""
         size = mreq_layout().size
-        m.submodules.beats = bq = BeatQueues(size, self.depth, len(CLASSES))
+        m.submodules.beats = bq = BeatQueues(size, self.depth, len(CLASSES),
+                                             poison_collisions=self.poison_collisions)
         near, far, mig = self.near, self.far, self.mig
         presented = Mux(cur[FAR], FAR, Mux(cur[MIG], MIG, NEAR))
         m.d.comb += [

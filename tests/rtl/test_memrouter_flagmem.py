@@ -3,15 +3,12 @@ port and a write port, the write winning on the same bit, read transparent to bo
 ECP5 mapping: one block RAM, no flip-flop memory."""
 
 import random
-import re
-import subprocess
-import sys
 
 import pytest
-from amaranth.back import rtlil
 from amaranth.sim import Simulator
 
 from hw.memrouter.flagmem import FlagMemory
+from tb.common.ecp5_cells import ecp5_cell_counts
 
 
 def _pending_after(pend, set_a, wr_a):
@@ -91,11 +88,6 @@ def test_flagmem_matches_two_port_memory(depth, p_set, p_wr, seed):
 def test_flagmem_is_one_block_ram(tmp_path):
     """ECP5 synthesis of the 1,024-bit REF / ND memory: one DP16KD and a handful of
     flip-flops (the two-write-port memory it replaces became 1,024 flip-flops)."""
-    (tmp_path / "f.il").write_text(rtlil.convert(FlagMemory(1024), name="flagmem"))
-    cmd = [sys.executable, "-m", "sim.yowasp_stack", "yosys", "-q", "-p",
-           "read_rtlil f.il; synth_ecp5 -top flagmem; tee -q -o stat.txt stat"]
-    subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True, timeout=600)
-    stat = (tmp_path / "stat.txt").read_text()
-    count = {name: int(n) for n, name in re.findall(r"^\s+(\d+)\s+(\w+)\s*$", stat, re.M)}
-    assert count.get("DP16KD", 0) == 1, stat
-    assert count.get("TRELLIS_FF", 0) < 32, stat
+    count = ecp5_cell_counts(FlagMemory(1024), "flagmem", tmp_path)
+    assert count.get("DP16KD", 0) == 1, count
+    assert count.get("TRELLIS_FF", 0) < 32, count

@@ -14,8 +14,8 @@ def arbiter_top(QDEN=24, MAX_LEN=8):
     return QosArbiter(qden=QDEN, max_len=MAX_LEN)
 
 
-def port_top(QDEN=24, MAX_LEN=8, DEPTH=16):
-    return QosPort(qden=QDEN, max_len=MAX_LEN, depth=DEPTH)
+def port_top(QDEN=24, MAX_LEN=8, DEPTH=16, POISON=0):
+    return QosPort(qden=QDEN, max_len=MAX_LEN, depth=DEPTH, poison_collisions=POISON)
 
 
 ARB = Block(name="memrouter_qos_arb", kind="test", summary="QosArbiter (test builds)",
@@ -26,14 +26,18 @@ PORT = Block(name="memrouter_qos_port", kind="test", summary="QosPort (test buil
              spec="memrouter.md §2.3 qos_arb, §4.10", top=port_top,
              params=(Param("QDEN", 24, "1..255", "token units per beat"),
                      Param("MAX_LEN", 8, "1..16", "largest nb"),
-                     Param("DEPTH", 16, "MAX_LEN..256", "beats per class queue")))
+                     Param("DEPTH", 16, "MAX_LEN..256", "beats per class queue"),
+                     Param("POISON", 0, "0..1", "block-RAM reads colliding with a write "
+                           "return the inverted word")))
 
 ARB_BUILDS = {"default": {}, "q255_l16": dict(QDEN=255, MAX_LEN=16),
               "q1_l1": dict(QDEN=1, MAX_LEN=1)}
-# DEPTH > 16: the block-RAM beat queues the router uses (NEAR and FAR share a write port);
-# 24 is not a power of two
+# DEPTH > 16: the block-RAM beat queues the router uses (the three classes share a write
+# port); 24 is not a power of two. POISON: the port must never use a read that collides with a
+# write (its result is undefined in block RAM), so those reads return garbage here.
 PORT_BUILDS = {"default": {}, "q1_l16_d16": dict(QDEN=1, MAX_LEN=16, DEPTH=16),
-               "d64": dict(DEPTH=64), "q3_l5_d24": dict(QDEN=3, MAX_LEN=5, DEPTH=24)}
+               "d64": dict(DEPTH=64, POISON=1), "q3_l5_d24": dict(QDEN=3, MAX_LEN=5, DEPTH=24,
+                                                                  POISON=1)}
 
 
 def run(block, overrides, tb, seed, testcase, **env):
