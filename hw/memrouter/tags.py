@@ -8,7 +8,8 @@ so a port's responses, though in order on the port, are not in issue order.
 """
 
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.common.arbiter import RoundRobinArbiter
@@ -108,13 +109,18 @@ class PortTags(wiring.Component):
         beat = select([self.mrsp[j].payload for j in range(self.ports)], g)
         info_kind, info_proc, info_slot, info_ab = [], [], [], []
         counts = []
+        info_layout = data.StructLayout({"kind": 2, "proc": len(self.take_proc), "slot": dw,
+                                         "ab": 2, "cls": 2})
         for j in range(self.ports):
             used = Signal(nt, name=f"used{j}")
-            kind = [Signal(2, name=f"kind{j}_{t}") for t in range(nt)]
-            proc = [Signal(len(self.take_proc), name=f"proc{j}_{t}") for t in range(nt)]
-            slot = [Signal(dw, name=f"slot{j}_{t}") for t in range(nt)]
-            ab = [Signal(2, name=f"ab{j}_{t}") for t in range(nt)]
-            tcls = [Signal(2, name=f"cls{j}_{t}") for t in range(nt)]
+            # the destinations of the port's tags: written when a tag is taken, read
+            # (asynchronously) at the tag of the response beat; FPGA LUT RAM, where registers
+            # would need an nt-way multiplexer per bit
+            m.submodules[f"info{j}"] = table = Memory(shape=info_layout.size, depth=nt, init=[])
+            info_w = table.write_port()
+            info_r = table.read_port(domain="comb")
+            info_r.addr = beat_tag
+            info = data.View(info_layout, info_r.data)  # (slices, no named copies)
             k = Signal(5, name=f"beat{j}")
             counts.append(k)
             # lowest free tag
@@ -129,20 +135,22 @@ class PortTags(wiring.Component):
             m.d.comb += take.eq(self.take_en & eq_const(self.take_port, j))
             for t in range(nt):
                 with m.If(take & eq_const(self.next_tag[j], t)):
-                    m.d.sync += [used[t].eq(1), kind[t].eq(self.take_kind),
-                                 proc[t].eq(self.take_proc), slot[t].eq(self.take_slot),
-                                 ab[t].eq(self.take_ab), tcls[t].eq(self.take_cls)]
-            done_cls = select(tcls, beat_tag)
+                    m.d.sync += used[t].eq(1)
+            # (the ports' own values, not copies, which would be unread aliases in the Verilog)
+            info_w.addr, info_w.en = self.next_tag[j], take
+            info_w.data = Cat(self.take_kind, self.take_proc, self.take_slot, self.take_ab,
+                              self.take_cls)
+            done_cls = info.cls
             for c in range(3):
                 iss = self.issued[3 * j + c]
                 fin = self.done[3 * j + c]
                 m.d.sync += iss.eq(iss + (take & eq_const(self.take_cls, c)))
                 m.d.sync += fin.eq(fin + (self.mrsp[j].ready & self.mrsp[j].payload.last
                                           & eq_const(done_cls, c)))
-            info_kind.append(select(kind, beat_tag))
-            info_proc.append(select(proc, beat_tag))
-            info_slot.append(select(slot, beat_tag))
-            info_ab.append(select(ab, beat_tag))
+            info_kind.append(info.kind)
+            info_proc.append(info.proc)
+            info_slot.append(info.slot)
+            info_ab.append(info.ab)
             mine = self.mrsp[j].ready
             # (the grant is one-hot and 0 when no response waits, so ``& valid`` changes
             # nothing; it makes ready a net of its own rather than a bit of the grant port)
