@@ -122,8 +122,10 @@ class PtInit(wiring.Component):
         dv = Signal(nfw)                          # dividend bits still to shift in, MSB first
         qbit, nrem = div_step(rem, dv[-1], slen)
         reg = quo
+        # the two products of REG, registered in the CALC cycle after the division (they are
+        # the slowest arithmetic here, and the check and the walk only need them after it)
         carve = Signal(len(reg) + len(cnt[0]))       # the product's own width
-        m.d.comb += carve.eq(reg * cnt[0])
+        hbm_need = Signal(len(reg) + len(ron))
         ff = (mod_frames - carve) * n_off
         far_frames = Signal(ff.shape())                 # the product's own shape (signed)
         m.d.comb += far_frames.eq(ff)
@@ -138,7 +140,7 @@ class PtInit(wiring.Component):
             lt_const(slen, 1) | ~lt_const(slen, 17) | bad_module | unequal
             | nonzero(rem) | ~lt_const(near_frames, p.PT_ENTRIES + 1)
             | lt(near_frames, near_reserve)
-            | lt(hbm_frames, ron * reg)
+            | lt(hbm_frames, hbm_need)
             | lt(mod_frames, carve)
             | ~lt_const(pages, p.PT_ENTRIES + 1)
             | ~lt_const(hbm_frames, cap_frames + 1) | ~lt_const(mod_frames, cap_frames + 1))
@@ -168,13 +170,13 @@ class PtInit(wiring.Component):
                 Cat(C(0, 3), (hbase + rank_h)[:FRAME_W])))
         near_port, near_frame = self.nfree_desc[:3], self.nfree_desc[3:]
         far_port = Cat(fm + 1, C(0, 3))[:3]      # (fm + 1 is narrower for N_OFF < 3)
-        far_frame = (carve + fq)[:FRAME_W]
+        far_frame = (self.carve + fq)[:FRAME_W]     # (the registers loaded by CHECK)
 
         near_left = lt(nf, near_frames[:nfw])
         near_to_pt = Signal()
         m.d.comb += near_to_pt.eq(~mode & lt(pg, used))
         far_to_pt = Signal()
-        m.d.comb += far_to_pt.eq(~near_to_pt & lt(pg, pages))
+        m.d.comb += far_to_pt.eq(~near_to_pt & lt(pg, self.pages))
 
         m.d.comb += [
             self.pt_w_addr.eq(pg[:self.pw]),
@@ -183,7 +185,7 @@ class PtInit(wiring.Component):
                                       0))),
         ]
 
-        fsm = StateReg(("START", "IDLE", "DIV", "CHECK", "WALK"), "START")
+        fsm = StateReg(("START", "IDLE", "DIV", "CALC", "CHECK", "WALK"), "START")
         at, goto = fsm.at, fsm.goto
 
         with m.If(at("START")):                 # PT_INIT after reset (MR-F6)
@@ -203,7 +205,10 @@ class PtInit(wiring.Component):
             m.d.sync += [rem.eq(nrem), quo.eq(Cat(qbit, quo[:-1])), div_bit.eq(div_bit - 1),
                          dv.eq(Cat(C(0, 1), dv[:-1]))]
             with m.If(eq_const(div_bit, 1)):
-                m.d.sync += goto("CHECK")
+                m.d.sync += goto("CALC")
+        with m.Elif(at("CALC")):
+            m.d.comb += self.busy.eq(1)
+            m.d.sync += [carve.eq(reg * cnt[0]), hbm_need.eq(ron * reg), goto("CHECK")]
         with m.Elif(at("CHECK")):
             m.d.comb += self.busy.eq(1)
             with m.If(bad):
