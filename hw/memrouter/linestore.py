@@ -13,7 +13,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq, eq_const, is_zero, nonzero, select, shift_left, tree_sum
+from hw.common.lintops import eq, eq_const, is_zero, nonzero, select, shift_left
 
 __all__ = ["LineStore"]
 
@@ -201,12 +201,13 @@ class LineStore(wiring.Component):
             m.d.comb += [mine.eq(eq_const(cur, i)), fill.eq(self.f_en & eq_const(f_line, i)),
                          emine.eq(eq_const(el, i))]
             alloc = self.op_alloc & mine
-            v_set = Mux(fill & ~self.f_poison, f_bit, 0) | Mux(self.op_wset & mine, w_bit, 0)
+            f_set = fill & ~self.f_poison
+            w_set = self.op_wset & mine
             m.d.sync += [
-                valid[i].eq(Mux(alloc, 0, valid[i]) | v_set),
+                valid[i].eq(Mux(alloc, 0, valid[i]) | Mux(f_set, f_bit, 0) | Mux(w_set, w_bit, 0)),
                 dirty[i].eq((Mux(alloc, 0, dirty[i]) & ~Mux(mine, self.op_dclr, 0)
                              & ~Mux(emine, self.e_dclr, 0))
-                            | Mux(self.op_wset & mine, w_bit, 0)
+                            | Mux(w_set, w_bit, 0)
                             | Mux(self.e_dall & emine, (1 << ns) - 1, 0)),
                 pending[i].eq((Mux(alloc, 0, pending[i]) & ~Mux(fill, f_bit, 0))
                               | Mux(mine, self.op_pend, 0) | Mux(emine, self.e_pend, 0)),
@@ -232,9 +233,13 @@ class LineStore(wiring.Component):
                 m.d.sync += cnt[i].eq(0)
             with m.If(self.inval_all):
                 m.d.sync += tv[i].eq(0)
-            vsum = tree_sum(valid[i][k] for k in range(ns))
-            vcount = Signal(len(vsum), name=f"vcount{i}")     # the adder tree's own width
-            m.d.comb += vcount.eq(vsum)
+            # the number of valid sectors, kept beside the vector: a fill and a write set at
+            # most one new bit each (the same one counts once), an allocation clears them all
+            vcount = Signal(ns.bit_length(), name=f"vcount{i}")
+            f_new = f_set & (alloc | ~valid[i].bit_select(self.f_addr[:sw], 1))
+            w_new = w_set & (alloc | ~valid[i].bit_select(self.op_sect, 1)) \
+                & ~(f_set & eq(self.f_addr[:sw], self.op_sect))
+            m.d.sync += vcount.eq(Mux(alloc, 0, vcount) + f_new + w_new)
             with m.If(mine):
                 m.d.comb += self.cur_vcount.eq(vcount)
             m.d.comb += self.status[i].eq(Mux(tv[i], Cat(tv[i], lock[i], nomig[i], C(0, 1),

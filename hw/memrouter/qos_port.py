@@ -116,7 +116,7 @@ class QosPort(wiring.Component):
             "beat_xfer": Out(1), "beat_cls": Out(2), "beat_wr": Out(1),
         })
 
-    def _beat_fifos(self, m, arb, take, accept, cur):
+    def _beat_fifos(self, m, arb, take, accept, cur, presented):
         """Shallow queues: one register FIFO per class, each input ready while it has room.
         Returns ({class: non-empty}, mreq payload, its ``wr``)."""
         size = mreq_layout().size
@@ -137,7 +137,7 @@ class QosPort(wiring.Component):
                 Mux(cur[NEAR], heads[NEAR][wr_bit], 0) | Mux(cur[FAR], heads[FAR][wr_bit], 0)
                 | Mux(cur[MIG], heads[MIG][wr_bit], 0))
 
-    def _beat_queues(self, m, arb, take, accept, cur):
+    def _beat_queues(self, m, arb, take, accept, cur, presented):
         """Deep queues in block RAM: the three classes in one :class:`BeatQueues` with one
         write port, taken by NEAR, then FAR, then MIG (the routing stage never offers NEAR and
         FAR together; the migration engine's beat waits a cycle when the routing stage offers
@@ -148,7 +148,6 @@ class QosPort(wiring.Component):
         m.submodules.beats = bq = BeatQueues(size, self.depth, len(CLASSES),
                                              poison_collisions=self.poison_collisions)
         near, far, mig = self.near, self.far, self.mig
-        presented = Mux(cur[FAR], FAR, Mux(cur[MIG], MIG, NEAR))
         m.d.comb += [
             near.ready.eq(lt_const(bq.level[NEAR], self.depth)),
             far.ready.eq(lt_const(bq.level[FAR], self.depth) & ~near.valid),
@@ -183,8 +182,11 @@ class QosPort(wiring.Component):
             accept[cls] = Signal(name=f"{name}_accept")
             cur[cls] = Signal(name=f"{name}_cur")     # the presented request is of this class
             m.d.comb += accept[cls].eq(inp.valid & inp.ready)
+        presented = Mux(cur[FAR], FAR, Mux(cur[MIG], MIG, NEAR))
         some, payload, payload_wr = (self._beat_queues if self.depth > 16
-                                     else self._beat_fifos)(m, arb, take, accept, cur)
+                                     else self._beat_fifos)(m, arb, take, accept, cur, presented)
+        arb_inputs = {NEAR: (arb.n_valid, arb.n_nb), FAR: (arb.f_valid, arb.f_nb),
+                      MIG: (arb.m_valid, arb.m_nb)}
         for cls, name in CLASSES:
             inp = getattr(self, name)
             reqs = RegFifo(4, self.depth) if self.depth <= 16 else MemFifo(4, self.depth)
@@ -198,8 +200,8 @@ class QosPort(wiring.Component):
             with m.If(arb.sel_valid):
                 m.d.sync += cur[cls].eq(sel)
             arb_valid = reqs.r_rdy & ~self.mig_block if cls == MIG else reqs.r_rdy
-            m.d.comb += [getattr(arb, f"{'nfm'[cls]}_valid").eq(arb_valid),
-                         getattr(arb, f"{'nfm'[cls]}_nb").eq(reqs.r_data + 1)]
+            m.d.comb += [arb_inputs[cls][0].eq(arb_valid),
+                         arb_inputs[cls][1].eq(reqs.r_data + 1)]
 
         # ---- output: the head of the presented class's beat queue -----------------------------
         # (the selected request is whole in its queue, so the beat-queue term is 1 while
@@ -209,7 +211,7 @@ class QosPort(wiring.Component):
             self.mreq.valid.eq(arb.busy & ((cur[NEAR] & some[NEAR]) | (cur[FAR] & some[FAR])
                                            | (cur[MIG] & some[MIG]))),
             arb.xfer.eq(take & self.mreq.payload.last),
-            self.beat_cls.eq(Mux(cur[FAR], FAR, Mux(cur[MIG], MIG, NEAR))),
+            self.beat_cls.eq(presented),
             self.beat_wr.eq(payload_wr),
         ]
         return m

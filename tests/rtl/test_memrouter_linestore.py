@@ -1,0 +1,78 @@
+"""hw.memrouter.linestore: the valid-sector count each line keeps beside its valid vector
+(LINE_STATUS[15:4], MR-F17's trigger count) against a Python model of the vectors, under random
+fills, poisoned fills, writes and allocations that often meet on one line and one sector."""
+
+import pytest
+import random
+
+from amaranth.sim import Simulator
+
+from golden.memrouter.params import MemrouterParams
+from hw.memrouter.linestore import LineStore
+
+PW = 16
+
+
+@pytest.mark.parametrize("log2g", [9, 12])
+def test_valid_count_follows_the_vectors(log2g, seed):
+    rng = random.Random(seed)
+    p = MemrouterParams(LOG2G=log2g)
+    nl, ns = p.NUM_LINES, p.NS
+    dut = LineStore(p, PW)
+    valid = [0] * nl
+    stats = dict(same_new=0, fill_again=0, alloc_and_fill=0, full_line=0)
+
+    def sector(line):
+        """Mostly one the line lacks, else any, else one of the first four."""
+        empty = [k for k in range(ns) if not valid[line] >> k & 1]
+        if empty and rng.random() < 0.5:
+            return rng.choice(empty)
+        return rng.randrange(ns) if rng.random() < 0.6 else rng.randrange(4)
+
+    async def bench(ctx):
+        for t in range(3000):
+            cur = rng.randrange(2) if rng.random() < 0.7 else rng.randrange(nl)
+            f_line = rng.randrange(nl)
+            if rng.random() < 0.5:
+                f_line = cur
+            f_sect = sector(f_line)
+            w_sect = f_sect if rng.random() < 0.3 else sector(cur)
+            f_en, poison = rng.random() < 0.7, rng.random() < 0.1
+            # allocations in bursts, so that lines also fill up in between
+            wset, alloc = rng.random() < 0.5, rng.random() < (0.05 if t % 1000 >= 900 else 0)
+            e_line = rng.randrange(nl)
+            for sig, val in ((dut.cur, cur), (dut.f_en, f_en), (dut.f_poison, poison),
+                             (dut.f_addr, f_line * ns + f_sect), (dut.op_wset, wset),
+                             (dut.op_sect, w_sect), (dut.op_alloc, alloc),
+                             (dut.op_ppn, rng.getrandbits(PW)), (dut.e_line, e_line)):
+                ctx.set(sig, val)
+            assert ctx.get(dut.cur_valid) == valid[cur], f"seed {seed}, cycle {t}: model"
+            got = ctx.get(dut.cur_vcount)
+            assert got == bin(valid[cur]).count("1"), \
+                f"seed {seed}, cycle {t}: line {cur} counts {got}, has {valid[cur]:#x}"
+            for i in range(nl):
+                status = ctx.get(dut.status[i])
+                if status & 1:
+                    assert (status >> 4) & 0xFFF == bin(valid[i]).count("1"), \
+                        f"seed {seed}, cycle {t}: LINE_STATUS {i} {status:#x}, has {valid[i]:#x}"
+            f_hit = f_en and not poison
+            old = valid[f_line] >> f_sect & 1
+            stats["fill_again"] += f_hit and old and not (alloc and f_line == cur)
+            stats["same_new"] += (f_hit and wset and f_line == cur and f_sect == w_sect
+                                  and not old)
+            stats["alloc_and_fill"] += f_hit and alloc and f_line == cur
+            if alloc:
+                valid[cur] = 0
+            if f_hit:
+                valid[f_line] |= 1 << f_sect
+            if wset:
+                valid[cur] |= 1 << w_sect
+            stats["full_line"] += valid[cur] == (1 << ns) - 1
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    missing = [k for k, v in stats.items() if v == 0]
+    assert not missing, f"seed {seed}: stimulus never reached {missing} ({stats})"
