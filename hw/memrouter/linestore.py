@@ -13,7 +13,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.lintops import eq, eq_const, is_zero, nonzero, select, shift_left
+from hw.common.lintops import bit_at, eq, eq_const, is_zero, nonzero, select, shift_left
 
 __all__ = ["LineStore"]
 
@@ -236,8 +236,8 @@ class LineStore(wiring.Component):
             # the number of valid sectors, kept beside the vector: a fill and a write set at
             # most one new bit each (the same one counts once), an allocation clears them all
             vcount = Signal(ns.bit_length(), name=f"vcount{i}")
-            f_new = f_set & (alloc | ~valid[i].bit_select(self.f_addr[:sw], 1))
-            w_new = w_set & (alloc | ~valid[i].bit_select(self.op_sect, 1)) \
+            f_new = f_set & (alloc | ~bit_at(valid[i], self.f_addr[:sw]))
+            w_new = w_set & (alloc | ~bit_at(valid[i], self.op_sect)) \
                 & ~(f_set & eq(self.f_addr[:sw], self.op_sect))
             m.d.sync += vcount.eq(Mux(alloc, 0, vcount) + f_new + w_new)
             with m.If(mine):
