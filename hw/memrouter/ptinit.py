@@ -145,6 +145,12 @@ class PtInit(wiring.Component):
             | ~lt_const(pages, p.PT_ENTRIES + 1)
             | ~lt_const(hbm_frames, cap_frames + 1) | ~lt_const(mod_frames, cap_frames + 1))
 
+        # the checks' verdict and the page count, registered in CHECK: DECIDE accepts or
+        # refuses from the registers (the check's adders, the far-frames product and the
+        # comparisons are one cycle; what acceptance clears and loads is the next)
+        bad_r = Signal()
+        pages_r = Signal(self.pw + 1)
+
         # the walk: running near_desc and far_desc
         pg = Signal(self.pw + 1)
         nf = Signal(nfw)
@@ -170,7 +176,7 @@ class PtInit(wiring.Component):
                 Cat(C(0, 3), (hbase + rank_h)[:FRAME_W])))
         near_port, near_frame = self.nfree_desc[:3], self.nfree_desc[3:]
         far_port = Cat(fm + 1, C(0, 3))[:3]      # (fm + 1 is narrower for N_OFF < 3)
-        far_frame = (self.carve + fq)[:FRAME_W]     # (the registers loaded by CHECK)
+        far_frame = (self.carve + fq)[:FRAME_W]     # (the registers loaded by DECIDE)
 
         near_left = lt(nf, near_frames[:nfw])
         near_to_pt = Signal()
@@ -185,7 +191,7 @@ class PtInit(wiring.Component):
                                       0))),
         ]
 
-        fsm = StateReg(("START", "IDLE", "DIV", "CALC", "CHECK", "WALK"), "START")
+        fsm = StateReg(("START", "IDLE", "DIV", "CALC", "CHECK", "DECIDE", "WALK"), "START")
         at, goto = fsm.at, fsm.goto
 
         with m.If(at("START")):                 # PT_INIT after reset (MR-F6)
@@ -211,12 +217,15 @@ class PtInit(wiring.Component):
             m.d.sync += [carve.eq(reg * cnt[0]), hbm_need.eq(ron * reg), goto("CHECK")]
         with m.Elif(at("CHECK")):
             m.d.comb += self.busy.eq(1)
-            with m.If(bad):
+            m.d.sync += [bad_r.eq(bad), pages_r.eq(pages[:self.pw + 1]), goto("DECIDE")]
+        with m.Elif(at("DECIDE")):
+            m.d.comb += self.busy.eq(1)
+            with m.If(bad_r):
                 m.d.comb += self.refused.eq(1)
                 m.d.sync += goto("IDLE")
             with m.Else():
                 m.d.comb += self.accepted.eq(1)
-                m.d.sync += [self.pages.eq(pages[:self.pw + 1]), self.carve.eq(carve),
+                m.d.sync += [self.pages.eq(pages_r), self.carve.eq(carve),
                              pg.eq(0), nf.eq(0), s_idx.eq(0), hbase.eq(0), mbase.eq(0),
                              rank_h.eq(0), fm.eq(0), fq.eq(0)]
                 m.d.sync += [r.eq(0) for r in rank_m]
