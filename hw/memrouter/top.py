@@ -58,6 +58,10 @@ class Memrouter(wiring.Component):
         Beats per class queue. Queues deep enough to hold a backlog of both classes let the
         QoS arbiter keep its shares (MR-P4); with shallow queues the port's own request queue
         holds everything and requests are served in arrival order.
+    poison : bool
+        Test builds: block-RAM reads that collide with a write in the same cycle (the QoS
+        beat queues, the line store's sector data) return the inverted word, so a test
+        comparing with the golden model sees any use of such a read (``hw.common.bram``).
 
     Members
     -------
@@ -71,8 +75,9 @@ class Memrouter(wiring.Component):
         Events (MR-I6): never back-pressured, so no ``ready``.
     """
 
-    def __init__(self, params=None, reset_cfg=None, ntags=64, qdepth=64):
+    def __init__(self, params=None, reset_cfg=None, ntags=64, qdepth=64, poison=False):
         self.p = params or MemrouterParams()
+        self.poison = bool(poison)
         self.reset_cfg = reset_cfg or default_reset_cfg(self.p)
         self.ntags = ntags
         self.qdepth = qdepth
@@ -99,7 +104,7 @@ class Memrouter(wiring.Component):
         m.submodules.intake = intake = Intake(p)
         tag_w = (self.ntags - 1).bit_length()
         pw = (p.PT_ENTRIES - 1).bit_length()
-        m.submodules.lines = ls = LineStore(p, pw)
+        m.submodules.lines = ls = LineStore(p, pw, poison_collisions=self.poison)
         m.submodules.route = route = Route(p, ls, tag_w=tag_w)
         m.submodules.engine = eng = MigEngine(p, ls, tag_w)
         m.submodules.tags = tags = PortTags(p, self.ntags)
@@ -110,7 +115,8 @@ class Memrouter(wiring.Component):
             robs.append(rob)
         qports = []
         for j in range(nports):
-            qp = QosPort(qden=p.QDEN, max_len=p.MAX_LEN, depth=self.qdepth)
+            qp = QosPort(qden=p.QDEN, max_len=p.MAX_LEN, depth=self.qdepth,
+                         poison_collisions=self.poison)
             m.submodules[f"qos{j}"] = qp
             qports.append(qp)
 

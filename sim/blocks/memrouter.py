@@ -86,10 +86,11 @@ _QOS_RANGES = {"RATE_N": (0, 65535), "RATE_F": (0, 65535), "BURST_N": (1, 255),
 
 # -- build ------------------------------------------------------------------------------------
 
-def mr_config(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, **changes):
+def mr_config(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, POISON=0, **changes):
     """(MemrouterParams, reset Config) of the registry parameters (ValueError when illegal).
 
-    ``LOG2G`` and ``NUM_LINES`` of 0 keep the reference configuration's (MR-C1, MR-C3)."""
+    ``LOG2G`` and ``NUM_LINES`` of 0 keep the reference configuration's (MR-C1, MR-C3);
+    ``POISON`` is a property of the build, not of the configuration."""
     if isinstance(CFG, bool) or not isinstance(CFG, int) or not 0 <= CFG < len(CFG_NAMES):
         raise ValueError(f"CFG must be an integer in 0..{len(CFG_NAMES) - 1} "
                          f"({', '.join(CFG_NAMES)}), got {CFG!r}")
@@ -97,12 +98,15 @@ def mr_config(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, **changes):
                            **{**RESET_CHANGES, **changes})
 
 
-def build_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):
+def build_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, POISON=0):
     """``Memrouter`` of reference configuration ``CFG_NAMES[CFG]`` (CFG-B by default) with
-    ``RESET_CHANGES`` as its CSR reset values."""
+    ``RESET_CHANGES`` as its CSR reset values; ``POISON`` 1: a test build whose colliding
+    block-RAM reads return inverted data."""
     from hw.memrouter.top import Memrouter
+    if POISON not in (0, 1) or isinstance(POISON, bool):
+        raise ValueError(f"POISON must be 0 or 1, got {POISON!r}")
     p, cfg = mr_config(CFG, N_PROC, ROB_BEATS, LOG2G, NUM_LINES)
-    return Memrouter(p, cfg)
+    return Memrouter(p, cfg, poison=POISON)
 
 
 # -- stimulus ---------------------------------------------------------------------------------

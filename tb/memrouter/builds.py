@@ -9,10 +9,13 @@ from sim.registry import MEMROUTER_FLAG_PROBES, Block, Param
 __all__ = ["BLOCK", "BUILDS", "router_top"]
 
 
-def router_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0):
+def router_top(CFG=1, N_PROC=1, ROB_BEATS=256, LOG2G=0, NUM_LINES=0, POISON=1):
     """Memrouter with the reset configuration CFG_NAMES[CFG] (FAR_ALLOC = 0); LOG2G and
-    NUM_LINES of 0 keep the configuration's."""
-    return Memrouter(*build_reference(CFG, N_PROC, ROB_BEATS, LOG2G, NUM_LINES, FAR_ALLOC=0))
+    NUM_LINES of 0 keep the configuration's. POISON (default 1): block-RAM reads that collide
+    with a write return the inverted word, so a test sees the router use one (their result is
+    undefined on the FPGA; hw/common/bram.py)."""
+    return Memrouter(*build_reference(CFG, N_PROC, ROB_BEATS, LOG2G, NUM_LINES, FAR_ALLOC=0),
+                     poison=POISON)
 
 
 BLOCK = Block(
@@ -23,7 +26,8 @@ BLOCK = Block(
             Param("N_PROC", 1, "1..4", "processor ports"),
             Param("ROB_BEATS", 256, "16..4096", "response buffer beats"),
             Param("LOG2G", 0, "0, 9..16", "page size 2^LOG2G (0: the configuration's)"),
-            Param("NUM_LINES", 0, "0, 4..16", "lines (0: the configuration's)")),
+            Param("NUM_LINES", 0, "0, 4..16", "lines (0: the configuration's)"),
+            Param("POISON", 1, "0, 1", "colliding block-RAM reads return the inverted word")),
     # stress_tb samples MR-V5's counters back door in the cycle after MIG_DONE; every router
     # testbench watches the REF / ND memories' contract (tb/memrouter/flag_contract.py)
     probes=("engine.inc_done", "csr.cnt_mig_walk_fills", "csr.cnt_mig_demand_fills",

@@ -46,8 +46,10 @@ PORT_BEATS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))      # (wr, cls): 
 def config():
     """(MemrouterParams, Config) of a tb.memrouter.builds build: GPUBLOCKS_PARAMS CFG (index
     into CFG_NAMES) and the hardware parameters; reset FAR_ALLOC = 0 (tests set it through
-    CTRL)."""
-    return build_reference(**env.params(), FAR_ALLOC=0)
+    CTRL); POISON is a property of the build, not of the configuration."""
+    params = env.params()
+    params.pop("POISON", None)
+    return build_reference(**params, FAR_ALLOC=0)
 
 
 def mreq_keys(port, cls, addr, nb, wr):
