@@ -131,9 +131,20 @@ def cmd_bench(args):
     return 0
 
 
+def fpga_builds(args):
+    """The (block, params) builds of ``gpublocks fpga``: each named block at its parameters,
+    then, when no -p is given, at each of its ``fpga_variants``."""
+    builds = []
+    for block, params in _selected(args, "fpga"):
+        builds.append((block, params))
+        if not args.param:
+            builds += [(block, block.resolve_params(dict(v))) for v in block.fpga_variants]
+    return builds
+
+
 def cmd_fpga(args):
     from sim.fpga import FpgaBuildError, build_fpga, fmax_text
-    selected = _selected(args, "fpga")
+    selected = fpga_builds(args)
     failed = 0
     for block, params in selected:
         try:

@@ -48,6 +48,9 @@ class Block:
     status: str = "ready"
     notes: tuple = field(default=())
     probes: tuple = ()               # internal signals testbenches read ("sub.path.signal")
+    # parameter overrides, each ((name, value), ...), that `gpublocks fpga` also builds when
+    # the block is named without -p: a configuration that routes where the default does not
+    fpga_variants: tuple = ()
 
     @property
     def ready(self):
@@ -223,8 +226,12 @@ REGISTRY = {b.name: b for b in [
                 Param("ROB_BEATS", 256, ">= 2*MAX_LEN", "response buffer beats per processor "
                       "port (MR-C8)"),
                 Param("LOG2G", 0, "0, 9..16", "page size 2^LOG2G bytes (MR-C1); 0: the CFG's"),
-                Param("NUM_LINES", 0, "0, 4..16", "migration-cache lines (MR-C3); 0: the CFG's")),
+                Param("NUM_LINES", 0, "0, 4..16", "migration-cache lines (MR-C3); 0: the CFG's"),
+                Param("POISON", 0, "0, 1", "test builds: block-RAM reads colliding with a "
+                      "write return the inverted word")),
         probes=MEMROUTER_FLAG_PROBES,
+        # the smallest configuration: the default does not route on the LFE5U-85F
+        fpga_variants=((("CFG", 4), ("LOG2G", 9), ("ROB_BEATS", 16)),),
         notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
                "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
                "covers all of the spec",),

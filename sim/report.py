@@ -85,10 +85,11 @@ def build_document():
         f, s = fpga.get(block.name), synth.get(block.name)
         rows.append([block.name, cov, f"{met} / {len(rows_t)}" + (f" (short: {', '.join(short)})" if short else ""),
                      *(str(f[k]) if f else "-" for k in ("lut4", "ff", "dsp", "bram")),
-                     _fmax_text(f) if f else "-",
+                     "; ".join([_fmax_text(f) if f else "-", *_variant_fmax(block, fpga)]),
                      str(s["nand2_eq"]) if s else "-", str(s["memory_bits"]) if s else "-"])
     doc += [("h2", "Summary"),
-            ("p", "One row per block at its default parameters. FPGA: Lattice ECP5 LFE5U-85F "
+            ("p", "One row per block at its default parameters (and the Fmax of the variants "
+                  "`gpublocks fpga` builds besides it). FPGA: Lattice ECP5 LFE5U-85F "
                   "(ULX3S), Yosys + nextpnr, 100 MHz target. NAND2 eq.: generic Yosys synthesis, "
                   "memories apart as macros (memory bits). A dash: not built yet."),
             ("table", head, rows)]
@@ -131,6 +132,15 @@ def build_document():
     else:
         doc.append(("p", "Not run: run `gpublocks synth --all`."))
     return doc
+
+
+def _variant_fmax(block, fpga):
+    """``NAME=VALUE ...: Fmax`` of each of the block's built ``fpga_variants``."""
+    from sim.verilog import module_name
+    for variant in block.fpga_variants:
+        r = fpga.get(module_name(block, block.resolve_params(dict(variant))))
+        if r:
+            yield f"{params_text(dict(variant))}: {_fmax_text(r)}"
 
 
 def _fmax_text(r, mark=True):

@@ -168,6 +168,24 @@ def test_fpga_arbiter_smoke_build_and_reports(cli, build):
     assert code == 0 and "reusing" in out and "synth ..." not in out
 
 
+def test_fpga_builds_the_listed_variants_without_p():
+    """`gpublocks fpga memrouter` also builds the memory router's smallest configuration,
+    which routes; with -p only the named build."""
+    from sim.cli import build_parser, fpga_builds
+    from sim.fpga import module_name
+
+    def names(*argv):
+        args = build_parser().parse_args(["fpga", *argv])
+        return [module_name(block, params) for block, params in fpga_builds(args)]
+
+    assert names("memrouter", "arbiter") == ["memrouter", "memrouter_CFG4_LOG2G9_ROB_BEATS16",
+                                             "arbiter"]
+    assert names("memrouter", "-p", "CFG=2") == ["memrouter_CFG2"]
+    for block in registry.REGISTRY.values():       # every variant is a legal build
+        for variant in block.fpga_variants:
+            block.check_params(block.resolve_params(dict(variant)))
+
+
 @pytest.mark.parametrize("argv, words", [
     (["fpga", "nosuch"], "unknown block 'nosuch'"),
     (["fpga"], "name a block or use --all"),

@@ -105,3 +105,23 @@ def test_report_page_from_hand_made_inputs(cli, build):
     assert "| trackq | POOL=16 | 1234 | 5 | 567 | 0 | 2 | 87.5 | ❌ short |" in md
     assert "<table>" in html and '<img src="img/trackq.png"' in html and "<code>gpublocks bench tma</code>" in html
     assert html.count("<h2>") == md.count("\n## ")
+
+
+def test_summary_gives_the_fpga_variants_fmax(cli, build):
+    """The memory router's default does not route; its summary row also gives the Fmax of the
+    smallest configuration that `gpublocks fpga memrouter` builds beside it."""
+    (build / "fpga").mkdir()
+    common = {"ccu2c": 5, "ff": 567, "dsp": 0, "bram": 2, "target_mhz": 100, "seconds": 1.0,
+              "critical_path": [], "block": {}, "block_parts": {}, "fits": True}
+    (build / "fpga" / "report.json").write_text(json.dumps({
+        "memrouter": {**common, "params": {}, "lut4": 40000, "comb": 49872, "routed": False,
+                      "fmax_mhz": None, "met": False},
+        "memrouter_CFG4_LOG2G9_ROB_BEATS16": {**common, "params": {}, "lut4": 17000,
+                                              "comb": 25000, "routed": True, "fmax_mhz": 34.03,
+                                              "met": False}}))
+    code, out, err = cli("report")
+    assert code == 0, out + err
+    md = (build / "report" / "index.md").read_text()
+    summary = next(line for line in md.splitlines() if line.startswith("| memrouter |"))
+    assert ("| placed (TRELLIS_COMB 49872), not routed; CFG=4, LOG2G=9, ROB_BEATS=16: 34.0 ❌ |"
+            in summary), summary
