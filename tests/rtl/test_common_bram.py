@@ -7,10 +7,10 @@ import random
 import pytest
 from amaranth import Elaboratable, Module, Signal
 from amaranth.lib.memory import Memory
-from amaranth.sim import Simulator
 
 from hw.common.bram import collision_free_memory, registered_read
 from hw.memrouter.beat_queues import BeatQueues
+from tb.common.amaranth_sim import assert_reached, run_clocked
 from tb.common.ecp5_cells import ecp5_cell_counts
 
 WIDTH, DEPTH = 8, 16
@@ -66,12 +66,8 @@ def test_registered_read_is_old_data(poison, seed):
             got = ctx.get(dut.r_data)
             assert got == expect, f"seed {seed}, cycle {t}: read {got:#x}, expected {expect:#x}"
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    missing = [k for k, v in stats.items() if v == 0]
-    assert not missing, f"seed {seed}: stimulus never reached {missing} ({stats})"
+    run_clocked(dut, bench)
+    assert_reached(stats, seed)
 
 
 def test_poison_needs_the_write_port():

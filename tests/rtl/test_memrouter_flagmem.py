@@ -5,9 +5,9 @@ ECP5 mapping: one block RAM, no flip-flop memory."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from hw.memrouter.flagmem import FlagMemory
+from tb.common.amaranth_sim import assert_reached, run_clocked
 from tb.common.ecp5_cells import ecp5_cell_counts
 
 
@@ -66,10 +66,7 @@ def _run(depth, cycles, seed, p_set, p_wr):
             assert got == model[rd_a], (f"seed {seed}, cycle {t}: bit {rd_a} read {got}, the "
                                         f"two-port memory holds {model[rd_a]}")
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_clocked(dut, bench)
     return stats
 
 
@@ -81,8 +78,7 @@ def test_flagmem_matches_two_port_memory(depth, p_set, p_wr, seed):
     a set and a write of one bit in one cycle, and reads of a bit set in the same cycle all
     occur."""
     stats = _run(depth, 4000, seed, p_set, p_wr)
-    missing = [k for k, v in stats.items() if v == 0]
-    assert not missing, f"seed {seed}: stimulus never reached {missing} ({stats})"
+    assert_reached(stats, seed)
 
 
 def test_flagmem_is_one_block_ram(tmp_path):
