@@ -149,13 +149,15 @@ def test_run_memrouter_rtl_refuses_timing_dependent_runs(cli, tmp_path, build, e
     assert adapter.rtl_unsupported(adapter.parse(dict(R), BLOCK)[1]) is None
 
 
-def test_compare_reports_every_difference(seed):
+def _compare_reports_every_difference(seed):
     params, stim = adapter.parse(adapter.demo_stimulus(BLOCK.defaults(), random.Random(seed)),
                                  BLOCK)
     want = adapter.golden(params, stim)
     assert adapter.compare(want, json.loads(json.dumps(want))) == []
+    # a read whose beat 0 has data and err OK, so that both mutations below change it (a
+    # poisoned direct read keeps its data and has err E_POISON already, MR-E6)
     read = next(n for n, r in enumerate(want["responses"][0]) if not r["wr"] and
-                r["data"][0] != "0" * 64)
+                r["data"][0] != "0" * 64 and r["err"][0] == 0)
     for mutate, words in [
         (lambda r: r["responses"][0][read]["data"].__setitem__(0, "1" * 64), "data of beat 0"),
         (lambda r: r["responses"][0][read]["err"].__setitem__(0, 3), "err of beat 0"),
@@ -175,6 +177,15 @@ def test_compare_reports_every_difference(seed):
         mutate(got)
         problems = adapter.compare(want, got)
         assert any(words in x for x in problems), (words, problems)
+
+
+def test_compare_reports_every_difference(seed):
+    _compare_reports_every_difference(seed)
+
+
+@pytest.mark.parametrize("fixed_seed", [548904142])   # its first data read was poisoned
+def test_compare_reports_every_difference_regression(fixed_seed):
+    _compare_reports_every_difference(fixed_seed)
 
 
 @pytest.mark.req("MR-F1", "MR-F4", "MR-F44", "MR-E5", "MR-E6", "MR-F52")
