@@ -10,9 +10,9 @@ inputs, which act on line ``cur``, and by fill returns, which have priority on t
 
 from amaranth import C, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.common.bram import collision_free_memory, registered_read
 from hw.common.lintops import bit_at, eq, eq_const, is_zero, nonzero, select, shift_left
 
 __all__ = ["LineStore"]
@@ -26,9 +26,6 @@ class LineStore(wiring.Component):
     params : golden.memrouter.params.MemrouterParams
     pw : int
         Width of a page number.
-    poison_collisions : bool
-        Test builds: a data read of the sector written in the same cycle returns the inverted
-        word (``hw.common.bram``), so that a test sees any use of it.
 
     Members
     -------
@@ -64,8 +61,7 @@ class LineStore(wiring.Component):
     f_en, f_addr, f_poison, f_data : In
         A fill beat for flat sector ``f_addr`` = line · NS + sector.
     rd_addr : In(aw); rd_data : Out(256)
-        Data read port: the sector at the previous cycle's address, as it was before that
-        cycle's write (undefined on the FPGA when that write was to the same sector).
+        Data read port (the sector at the previous cycle's address).
     wr_en, wr_addr, wr_data : In; wr_ok : Out(1)
         Data write port of the owner; it writes only when ``wr_ok`` (no fill beat this cycle).
     status : Out(32).array(NUM_LINES)
@@ -90,9 +86,8 @@ class LineStore(wiring.Component):
         Lines with a fill in flight, lines with a dirty sector.
     """
 
-    def __init__(self, params, pw, poison_collisions=False):
+    def __init__(self, params, pw):
         self.p = params
-        self.poison_collisions = bool(poison_collisions)
         nl, ns = params.NUM_LINES, params.NS
         self.lw = max(1, (nl - 1).bit_length())
         self.sw = (ns - 1).bit_length()
@@ -251,20 +246,18 @@ class LineStore(wiring.Component):
                                                          vcount, C(0, 12 - len(vcount)),
                                                          Cat(tag[i], C(0, 16))[:16]), 0))
 
-        # sector data: fill beats first. The reads need no collision logic in front of the
-        # block RAM (hw/common/bram.py): fills write only pending sectors, which no reader
-        # uses (a line part waits for its fills; dirty sectors, which write-backs and
-        # write-outs read, are never pending), and the routing stage does not use a read of a
-        # cycle in which it writes. The one collision left, a processor write to the sector the engine reads
-        # for a write-out, sets the sector dirty again, so it is written out again with the
-        # new data (MR-F29). The router test builds run with poison.
-        m.submodules.sectors = sectors = collision_free_memory(shape=256, depth=nl * ns)
+        # sector data: fill beats first. (Reads without collision logic, hw/common/bram.py,
+        # would be correct here: fills write only pending sectors, which no reader uses, and a
+        # processor write to a sector the engine reads for a write-out sets it dirty again
+        # (MR-F29). In the whole router they gave more cells, not fewer: docs/memrouter.md.)
+        m.submodules.sectors = sectors = Memory(shape=256, depth=nl * ns, init=[])
         wp = sectors.write_port()
+        rp = sectors.read_port(transparent_for=[wp])
+        rp2 = sectors.read_port(transparent_for=[wp])
+        rp2.addr, rp2.data = self.rd2_addr, self.rd2_data
         m.d.comb += self.wr_ok.eq(~self.f_en)
         wp.en = self.f_en & ~self.f_poison | self.wr_en & ~self.f_en
         wp.addr = Mux(self.f_en, self.f_addr, self.wr_addr)
         wp.data = Mux(self.f_en, self.f_data, self.wr_data)
-        for addr, data in ((self.rd_addr, self.rd_data), (self.rd2_addr, self.rd2_data)):
-            registered_read(m, sectors, addr, write_port=wp, poison=self.poison_collisions,
-                            into=data)
+        rp.addr, rp.data = self.rd_addr, self.rd_data
         return m

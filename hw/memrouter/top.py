@@ -60,7 +60,7 @@ class Memrouter(wiring.Component):
         holds everything and requests are served in arrival order.
     poison : bool
         Test builds: block-RAM reads that collide with a write in the same cycle (the QoS
-        beat queues, the line store's sector data) return the inverted word, so a test
+        beat queues) return the inverted word, so a test
         comparing with the golden model sees any use of such a read (``hw.common.bram``).
 
     Members
@@ -104,7 +104,7 @@ class Memrouter(wiring.Component):
         m.submodules.intake = intake = Intake(p)
         tag_w = (self.ntags - 1).bit_length()
         pw = (p.PT_ENTRIES - 1).bit_length()
-        m.submodules.lines = ls = LineStore(p, pw, poison_collisions=self.poison)
+        m.submodules.lines = ls = LineStore(p, pw)
         m.submodules.route = route = Route(p, ls, tag_w=tag_w)
         m.submodules.engine = eng = MigEngine(p, ls, tag_w)
         m.submodules.tags = tags = PortTags(p, self.ntags)
