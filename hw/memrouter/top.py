@@ -60,8 +60,8 @@ class Memrouter(wiring.Component):
         holds everything and requests are served in arrival order.
     poison : bool
         Test builds: block-RAM reads that collide with a write in the same cycle (the QoS
-        beat queues) return the inverted word, so a test
-        comparing with the golden model sees any use of such a read (``hw.common.bram``).
+        beat queues) return the inverted word, so a test comparing with the golden model sees
+        any use of such a read (``hw.common.bram``).
 
     Members
     -------
