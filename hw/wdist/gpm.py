@@ -26,7 +26,7 @@ from golden.wdist.formats import (Err, Kind, bcast_fields, cga_complete_fields,
                                   cta_complete_fields, flush_done_fields, flush_req_fields)
 from golden.wdist.params import WdistParams
 from hw.common.layout import struct_layout
-from hw.common.lintops import eq, eq_const, ge_const, is_zero, lt_const, select
+from hw.common.lintops import eq, eq_const, ge_const, is_zero, lt_const, select, tree_sum
 from hw.common.params import reject
 
 __all__ = ["Gpm", "IdState", "gpm_cga_complete_fields", "gpm_flush_req_fields", "in_gpc"]
@@ -106,15 +106,6 @@ def _id_queue(m, name, width, pushes, pop, nonempty):
         m.d.sync += head.eq(select(nxt, head))
     m.d.sync += count.eq(count + e1 + e2 - pop)
     return head
-
-
-def _tree_sum(values):
-    """Sum of ``values`` as a balanced tree of adders (width grows by one per level)."""
-    values = list(values)
-    while len(values) > 1:
-        values = [values[k] + values[k + 1] if k + 1 < len(values) else values[k]
-                  for k in range(0, len(values), 2)]
-    return values[0]
 
 
 class Gpm(wiring.Component):
@@ -278,7 +269,7 @@ class Gpm(wiring.Component):
         m.d.comb += self.beat_stall.eq(mine & b.is_cga & first & pool_empty)
         beat_ok = Signal()
         m.d.comb += beat_ok.eq(self.beat_take & mine & b.is_cga & ~self.beat_stall)
-        total = _tree_sum([b.cnt[k] for k in range(p.S_MAX)])
+        total = tree_sum([b.cnt[k] for k in range(p.S_MAX)])
         bsum = Signal(len(total))                                 # the beat's CTAs
         m.d.comb += bsum.eq(total)
         with m.If(beat_ok & first):

@@ -30,8 +30,8 @@ from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EV_DONE
                                       UNMAPPED_PTE)
 from golden.memrouter.reference import FlatReference
 from golden.memrouter.ifmap import pt_init
-from golden.memrouter.params import build_reference
 from golden.memrouter.router import COUNTERS, Router
+from sim.blocks.memrouter import mr_config
 from tb.common import env
 from tb.common.clock import reset, start_clock
 from tb.common.stream import StreamDriver, StreamMonitor, sim_cycle
@@ -45,11 +45,9 @@ PORT_BEATS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))      # (wr, cls): 
 
 def config():
     """(MemrouterParams, Config) of a tb.memrouter.builds build: GPUBLOCKS_PARAMS CFG (index
-    into CFG_NAMES) and the hardware parameters; reset FAR_ALLOC = 0 (tests set it through
-    CTRL); POISON is a property of the build, not of the configuration."""
-    params = env.params()
-    params.pop("POISON", None)
-    return build_reference(**params, FAR_ALLOC=0)
+    into CFG_NAMES) and the hardware parameters (``mr_config``, which leaves out the build's
+    POISON); reset FAR_ALLOC = 0 (tests set it through CTRL)."""
+    return mr_config(**env.params(), FAR_ALLOC=0)
 
 
 def mreq_keys(port, cls, addr, nb, wr):
