@@ -64,9 +64,10 @@ class PortTags(wiring.Component):
         taken in the previous cycle.
     take_cls : In(2)
         The class of the request (NEAR, FAR, MIG), for the FENCE counts.
-    f_en, f_addr, f_poison, f_data, f_walker : Out
-        A fill beat for the line store (kind FILL; not on the completion bus), and it is the
-        walker's (``ab`` bit 0 of the tag); registered like ``c_*``.
+    f_en, f_addr, f_poison, f_walker : Out
+        A fill beat for the line store (kind FILL; not on the completion bus, whose ``c_data``
+        register carries its data), and it is the walker's (``ab`` bit 0 of the tag);
+        registered like ``c_*``.
     w_ack : Out(1)
         A write-out of the migration engine is acknowledged (kind WB with ``ab`` bit 0);
         registered.
@@ -89,7 +90,7 @@ class PortTags(wiring.Component):
             "take_en": In(1), "take_port": In(3), "take_kind": In(2), "take_proc": In(proc_width(params)),
             "take_slot": In(dw), "take_ab": In(2),
             "f_en": Out(1), "f_addr": Out(lw + (params.NS - 1).bit_length()),
-            "f_poison": Out(1), "f_data": Out(256), "f_walker": Out(1), "w_ack": Out(1),
+            "f_poison": Out(1), "f_walker": Out(1), "w_ack": Out(1),
             "take_cls": In(2),
             "issued": Out(8).array(3 * self.ports), "done": Out(8).array(3 * self.ports),
             "avail": Out(self.ports), "next_tag": Out(self.tw).array(self.ports),
@@ -180,10 +181,8 @@ class PortTags(wiring.Component):
         k = select(counts, g)
         rd = Signal()
         m.d.comb += rd.eq(eq_const(kind, KIND_RD))
-        data_r = Signal(256)            # one register for both destinations
-        m.d.sync += data_r.eq(beat.data)
-        m.d.comb += [self.c_data.eq(data_r), self.f_data.eq(data_r)]
         m.d.sync += [
+            self.c_data.eq(beat.data),      # also the fill's data
             self.c_beat.eq(rd),
             self.c_en.eq(taken & (rd | eq_const(kind, KIND_WR))),
             self.f_walker.eq(ab[0]),

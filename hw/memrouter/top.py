@@ -144,7 +144,7 @@ class Memrouter(wiring.Component):
         # the line store, and the migration engine
         m.d.comb += [
             ls.f_en.eq(tags.f_en), ls.f_addr.eq(tags.f_addr), ls.f_poison.eq(tags.f_poison),
-            ls.f_data.eq(tags.f_data), ls.inval_all.eq(ptinit.accepted),
+            ls.f_data.eq(tags.c_data), ls.inval_all.eq(ptinit.accepted),
             ls.window.eq(csr.window), ls.csr_ppn.eq(csr.pt_addr), csr.pt_has_line.eq(ls.csr_hit),
         ]
         for i in range(p.NUM_LINES):
