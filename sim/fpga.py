@@ -46,6 +46,7 @@ RIPUP_FROM = 0.9
 # static placement, against 1,408 after the heap placement (docs/flow.md).
 ROUTER1_LIMIT_S = 1200
 ROUTER2 = "--placer static --router router2"
+ROUTERS = ("router1", "router2")
 # router2 gets this long by default (``gpublocks fpga --router2-limit``; 0: no limit), so that
 # ``fpga --all`` finishes: a design whose route has not converged by then (the memory router:
 # placed at 74 % of the device, router2 still overused after an hour) is reported as placed and
@@ -233,16 +234,17 @@ def _timing(report, clock_mhz):
 
 
 def build_component(name, component, params=None, board="ulx3s-85f", force=False, progress=print,
-                    router2_limit=ROUTER2_LIMIT_S):
+                    router2_limit=ROUTER2_LIMIT_S, router="router1"):
     """Build ``component`` under the harness into ``build/fpga/<name>/``; returns the record.
 
     Stages: elaborate (RTLIL of the board top and of the block alone), synth, pnr, pack (the
     commands of Amaranth's build script), block (``synth_ecp5`` of the block alone, whose cell
     counts are the block's cost without the harness). The record is written to
     ``build/fpga/<name>.json`` and merged into ``build/fpga/report.json`` / ``report.md``. When
-    the generated inputs (RTLIL, LPF, script, tool versions) equal those of the last build, that
-    build's record is returned unless ``force``. ``router2_limit``: seconds for nextpnr's
-    router2 (None: no limit), see :func:`_place_and_route`. A tool failure raises
+    the generated inputs (RTLIL, LPF, script, tool versions, ``router``) equal those of the last
+    build, that build's record is returned unless ``force``. ``router2_limit``: seconds for
+    nextpnr's router2 (None: no limit); ``router``: the route policy, see
+    :func:`_place_and_route`. A tool failure raises
     :class:`FpgaBuildError`.
     """
     from amaranth.back import rtlil as amaranth_rtlil
@@ -289,7 +291,8 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
         harness = stage("elaborate", elaborate)
         script = (out / f"build_{name}.sh").read_text()
         rtlil = (out / f"{name}.il").read_text()
-        key = input_key(rtlil, (out / f"{name}.lpf").read_text(), script, _tool_versions())
+        key = input_key(rtlil, (out / f"{name}.lpf").read_text(), script, _tool_versions(),
+                        router)
         old = reusable_record("fpga", name, key, force)
         if old is not None:
             progress(f"{name}: tool inputs unchanged since the last build; reusing "
@@ -301,7 +304,7 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
         for label, line in _commands(script):
             if label == "pnr":
                 route = _place_and_route(name, line, out / details[label], out / f"{name}.report.json",
-                                         stage, tool, progress, router2_limit)
+                                         stage, tool, progress, router2_limit, router)
                 if not route["routed"]:
                     break              # no bitstream; the synthesized counts are still the result
             else:
@@ -336,49 +339,61 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
 
 
 def _place_and_route(name, line, timing_log, report, stage, tool, progress,
-                     router2_limit=ROUTER2_LIMIT_S):
+                     router2_limit=ROUTER2_LIMIT_S, router="router1"):
     """Run nextpnr (build-script command ``line``) under the routing policy; returns
     ``{"fits", "routed", "router", "ripup"}``.
 
-    router1 gets ROUTER1_LIMIT_S, then the design is placed again with the static placer and
-    routed with router2, which gets ``router2_limit`` seconds (None: no limit); a router2 run
-    stopped there leaves the design placed and unrouted (``routed`` False). A first route whose Fmax lands within RIPUP_FROM of
-    the target is routed again with timing-driven rip-up (limited too; nextpnr writes its
-    outputs at the end, so a stopped rip-up leaves the first route's). A design the placer
-    cannot fit is reported, not raised.
+    ``router`` "router1": router1 gets ROUTER1_LIMIT_S, then the design is placed again with
+    the static placer and routed with router2; "router2" (the block's ``fpga_router``): that
+    second run at once. router2 gets ``router2_limit`` seconds (None: no limit); a router2 run
+    stopped there leaves the design placed and unrouted (``routed`` False). A router1 route
+    whose Fmax lands within RIPUP_FROM of the target is routed again with timing-driven
+    rip-up (limited too; nextpnr writes its outputs at the end, so a stopped rip-up leaves the
+    first route's). A design the placer cannot fit is reported, not raised.
     """
-    # exec: the tool is the shell's own process, so a time limit kills the tool itself
-    try:
-        routed = stage("pnr", lambda: tool("pnr", ["sh", "-c", f"exec {line}"], timing_log.name,
-                                           limit=ROUTER1_LIMIT_S))
-    except FpgaBuildError:
-        if NO_FIT not in timing_log.read_text(errors="replace"):
-            raise
-        progress(f"{name}: does not fit the device ({_utilisation_text(timing_log)})")
-        return {"fits": False, "routed": False, "router": "router1", "ripup": False}
-    def rerun(label, title, option, limit, stopped):
-        """nextpnr again with ``option``; False (after saying ``stopped``) past ``limit``."""
-        done = stage(title, lambda: tool(label, ["sh", "-c", f"exec {line} {option}"],
-                                         timing_log.name, limit=limit))
-        if not done:
-            progress(f"{name}: {stopped}")
-        return done
+    if router not in ROUTERS:
+        raise ValueError(f"router {router!r} is not one of {', '.join(ROUTERS)}")
 
-    if not routed:
-        progress(f"{name}: router1 still routing after {ROUTER1_LIMIT_S} s; "
-                 f"placing and routing again with {ROUTER2}"
+    def run(label, title, option, limit):
+        """nextpnr with ``option`` added; False past ``limit``, None when the placer cannot
+        fit the design. exec: the tool is the shell's own process, so a limit kills the tool."""
+        try:
+            return stage(title, lambda: tool(label, ["sh", "-c", f"exec {line}{option}"],
+                                             timing_log.name, limit=limit))
+        except FpgaBuildError:
+            if NO_FIT not in timing_log.read_text(errors="replace"):
+                raise
+            progress(f"{name}: does not fit the device ({_utilisation_text(timing_log)})")
+            return None
+
+    def router2(reason):
+        progress(f"{name}: {reason}; placing and routing with {ROUTER2}"
                  + (f" (limit {router2_limit} s)" if router2_limit else ""))
-        routed = rerun("pnr_router2", "pnr with static placement and router2", ROUTER2,
-                       router2_limit, f"router2 still routing after {router2_limit} s; "
-                       "reported as placed, not routed")
+        routed = run("pnr_router2", "pnr with static placement and router2", f" {ROUTER2}",
+                     router2_limit)
+        if routed is None:
+            return {"fits": False, "routed": False, "router": "router2", "ripup": False}
+        if not routed:
+            progress(f"{name}: router2 still routing after {router2_limit} s; "
+                     "reported as placed, not routed")
         return {"fits": True, "routed": routed, "router": "router2", "ripup": False}
+
+    if router == "router2":
+        return router2("the block's registry entry asks for router2")
+    routed = run("pnr", "pnr", "", ROUTER1_LIMIT_S)
+    if routed is None:
+        return {"fits": False, "routed": False, "router": "router1", "ripup": False}
+    if not routed:
+        return router2(f"router1 still routing after {ROUTER1_LIMIT_S} s")
     ripup = False
     fmax = _timing(report, TARGET_MHZ)[0]
     if RIPUP_FROM * TARGET_MHZ <= fmax < TARGET_MHZ:
         progress(f"{name}: Fmax {fmax:.1f} MHz, within {1 - RIPUP_FROM:.0%} of the target")
-        ripup = rerun("pnr_ripup", "pnr with timing-driven rip-up", RIPUP, ROUTER1_LIMIT_S,
-                      f"rip-up route stopped after {ROUTER1_LIMIT_S} s; keeping the first route")
-    return {"fits": True, "routed": True, "router": "router1", "ripup": ripup}
+        ripup = run("pnr_ripup", "pnr with timing-driven rip-up", f" {RIPUP}", ROUTER1_LIMIT_S)
+        if not ripup:
+            progress(f"{name}: rip-up route stopped after {ROUTER1_LIMIT_S} s; "
+                     "keeping the first route")
+    return {"fits": True, "routed": True, "router": "router1", "ripup": bool(ripup)}
 
 
 def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print,
@@ -386,7 +401,8 @@ def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print,
     """Build registered ``block`` at ``params`` (a full parameter dict); see :func:`build_component`."""
     _platform_class(board)               # a bad board fails before the component exists
     return build_component(module_name(block, params), block.build(params), params, board=board,
-                           force=force, progress=progress, router2_limit=router2_limit)
+                           force=force, progress=progress, router2_limit=router2_limit,
+                           router=block.fpga_router)
 
 
 def write_reports(name, record):

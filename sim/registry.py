@@ -51,6 +51,10 @@ class Block:
     # parameter overrides, each ((name, value), ...), that `gpublocks fpga` also builds when
     # the block is named without -p: a configuration that routes where the default does not
     fpga_variants: tuple = ()
+    # nextpnr route of `gpublocks fpga`: "router1" (the default router under its time limit,
+    # then static placement and router2), or "router2" (static placement and router2 at once,
+    # for a block whose router1 route runs past its limit, which would be 20 minutes lost)
+    fpga_router: str = "router1"
 
     @property
     def ready(self):
@@ -232,6 +236,8 @@ REGISTRY = {b.name: b for b in [
         probes=MEMROUTER_FLAG_PROBES,
         # the smallest configuration: the default does not route on the LFE5U-85F
         fpga_variants=((("CFG", 4), ("LOG2G", 9), ("ROB_BEATS", 16)),),
+        # router1 ran past its 20 minutes on every build since 2026-11-26 (docs/memrouter.md)
+        fpga_router="router2",
         notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
                "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
                "covers all of the spec",),

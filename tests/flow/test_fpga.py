@@ -82,33 +82,60 @@ def _route(fits=True, routed=True, router="router1", ripup=False):
     return {"fits": fits, "routed": routed, "router": router, "ripup": ripup}
 
 
-@pytest.mark.parametrize("outcomes, fmax, limit, want, labels", [
-    ([True], 120.0, 3600, _route(), ["pnr"]),
-    ([True], 30.0, 3600, _route(), ["pnr"]),
-    ([True, True], 95.0, 3600, _route(ripup=True), ["pnr", "pnr_ripup"]),
-    ([True, False], 95.0, 3600, _route(), ["pnr", "pnr_ripup"]),
-    ([False, True], None, 3600, _route(router="router2"), ["pnr", "pnr_router2"]),
-    ([False, False], None, 3600, _route(routed=False, router="router2"), ["pnr", "pnr_router2"]),
-    ([False, True], None, None, _route(router="router2"), ["pnr", "pnr_router2"]),
-    (["nofit"], None, 3600, _route(fits=False, routed=False), ["pnr"]),
+_ROUTER2_OPTS = ["--placer", "static", "--router", "router2"]
+
+
+@pytest.mark.parametrize("router, outcomes, fmax, limit, want, runs", [
+    ("router1", [True], 120.0, 3600, _route(), [("pnr", [], "r1")]),
+    ("router1", [True], 30.0, 3600, _route(), [("pnr", [], "r1")]),
+    ("router1", [True, True], 95.0, 3600, _route(ripup=True),
+     [("pnr", [], "r1"), ("pnr_ripup", ["--tmg-ripup"], "r1")]),
+    ("router1", [True, False], 95.0, 3600, _route(),
+     [("pnr", [], "r1"), ("pnr_ripup", ["--tmg-ripup"], "r1")]),
+    ("router1", [False, True], None, 3600, _route(router="router2"),
+     [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, 3600)]),
+    ("router1", [False, False], None, 3600, _route(routed=False, router="router2"),
+     [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, 3600)]),
+    ("router1", [False, True], None, None, _route(router="router2"),
+     [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, None)]),
+    ("router1", ["nofit"], None, 3600, _route(fits=False, routed=False), [("pnr", [], "r1")]),
+    ("router2", [True], 30.0, 3600, _route(router="router2"),
+     [("pnr_router2", _ROUTER2_OPTS, 3600)]),
+    ("router2", [False], None, 3600, _route(routed=False, router="router2"),
+     [("pnr_router2", _ROUTER2_OPTS, 3600)]),
+    ("router2", ["nofit"], None, None, _route(fits=False, routed=False, router="router2"),
+     [("pnr_router2", _ROUTER2_OPTS, None)]),
 ], ids=["met", "far", "ripup", "ripup-limit", "router2", "router2-limit", "router2-unlimited",
-        "nofit"])
-def test_place_and_route_policy(tmp_path, monkeypatch, outcomes, fmax, limit, want, labels):
+        "nofit", "hint-router2", "hint-router2-limit", "hint-router2-nofit"])
+def test_place_and_route_policy(tmp_path, monkeypatch, router, outcomes, fmax, limit, want, runs):
     """router1 under a time limit, then a static placement routed by router2 under its own
-    limit (or none); rip-up only within 10 % below the target; a placer failure is a no-fit
-    result; any other nextpnr failure is raised."""
+    limit (or none), or router2 at once when the block asks for it; rip-up only within 10 %
+    below the target; a placer failure is a no-fit result; any other nextpnr failure is
+    raised."""
     import sim.fpga as fpga
     monkeypatch.setattr(fpga, "_timing", lambda report, target: (fmax, {}, {}))
     fake = _FakeTools(outcomes, tmp_path / "x.tim")
     got = fpga._place_and_route("x", _PNR_LINE, fake.timing_log, None,
-                                fake.stage, fake.tool, lambda *a, **k: None, limit)
+                                fake.stage, fake.tool, lambda *a, **k: None, limit, router)
     assert got == want
-    assert [r[0] for r in fake.runs] == labels
-    assert fake.runs[0][2] == fpga.ROUTER1_LIMIT_S
-    assert fake.runs[0][1] == []                         # the build script's own options
-    if want["router"] == "router2":
-        assert fake.runs[1][1] == ["--placer", "static", "--router", "router2"]
-        assert fake.runs[1][2] == limit
+    # (label, options added to the build script's command, time limit)
+    assert fake.runs == [(label, opts, fpga.ROUTER1_LIMIT_S if lim == "r1" else lim)
+                         for label, opts, lim in runs]
+
+
+def test_place_and_route_refuses_an_unknown_router(tmp_path):
+    import sim.fpga as fpga
+    with pytest.raises(ValueError, match="router3"):
+        fpga._place_and_route("x", _PNR_LINE, tmp_path / "x.tim", None, None, None, None,
+                              router="router3")
+
+
+def test_registry_routers_are_known():
+    """Every block's ``fpga_router`` is a policy the flow has (a typo would fail at build)."""
+    import sim.fpga as fpga
+    from sim.registry import REGISTRY
+    assert {b.fpga_router for b in REGISTRY.values()} <= set(fpga.ROUTERS)
+    assert REGISTRY["memrouter"].fpga_router == "router2"
 
 
 def test_fmax_text_says_why_there_is_no_fmax():
