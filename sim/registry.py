@@ -17,6 +17,9 @@ __all__ = ["Param", "Block", "REGISTRY", "get", "ready_blocks", "resolve_names"]
 MEMROUTER_FLAG_PROBES = tuple(f"engine.{mem}.{sig}" for mem in ("ref_bits", "nd_bits")
                               for sig in ("set_en", "set_addr", "wr_en", "wr_addr", "pend_v",
                                           "pend_a"))
+# the engine's write-out beat (iss_wr) and whether the line store's one sector read port read
+# its sector (rd2_ok): router testbenches count the beats that wait for the routing stage
+MEMROUTER_SECTOR_PORT_PROBES = ("engine.iss_wr", "lines.rd2_ok")
 
 
 @dataclass(frozen=True)
@@ -233,7 +236,7 @@ REGISTRY = {b.name: b for b in [
                 Param("NUM_LINES", 0, "0, 4..16", "migration-cache lines (MR-C3); 0: the CFG's"),
                 Param("POISON", 0, "0, 1", "test builds: block-RAM reads colliding with a "
                       "write return the inverted word")),
-        probes=MEMROUTER_FLAG_PROBES,
+        probes=MEMROUTER_FLAG_PROBES + MEMROUTER_SECTOR_PORT_PROBES,
         # the smallest configuration: the default does not route on the LFE5U-85F
         fpga_variants=((("CFG", 4), ("LOG2G", 9), ("ROB_BEATS", 16)),),
         # router1 ran past its 20 minutes on every build since 2026-11-26 (docs/memrouter.md)

@@ -817,10 +817,12 @@ class MigEngine(wiring.Component):
             dsel = Mux(w_sel, dest2, dest)
             m.d.comb += [self.iss_port.eq(dsel[0:3]), self.iss_frame.eq(dsel[3:3 + fw]),
                          self.iss_sect.eq(r_start), self.iss_len.eq(r_len - 1),
-                         self.iss_wr.eq(1), self.iss_data.eq(ls.rd2_data),
+                         self.iss_wr.eq(1), self.iss_data.eq(ls.rd_data),
                          self.iss_last.eq(eq(wk + 1, r_len)), self.take_kind.eq(KIND_WB),
                          self.take_ab.eq(1)]
-            m.d.comb += self.iss_valid.eq(~first | tag_ok)
+            # the sector memory's read port is the routing stage's first: a beat waits until
+            # the port read its sector (rd2_ok), the address held until then
+            m.d.comb += self.iss_valid.eq(ls.rd2_ok & (~first | tag_ok))
             adv = Signal()
             m.d.comb += adv.eq(self.iss_valid & self.iss_ready)
             m.d.comb += ls.rd2_addr.eq(Cat((r_start + wk + adv)[:nsw], eline))

@@ -60,8 +60,9 @@ class LineStore(wiring.Component):
         multiple of it (0: never, MR-F18).
     f_en, f_addr, f_poison, f_data : In
         A fill beat for flat sector ``f_addr`` = line · NS + sector.
-    rd_addr : In(aw); rd_data : Out(256)
-        Data read port (the sector at the previous cycle's address).
+    rd_en, rd_addr : In; rd_data : Out(256)
+        Data read port, shared by the owner and the migration engine: the sector at the
+        previous cycle's ``rd_addr`` when ``rd_en`` was high, else at its ``rd2_addr``.
     wr_en, wr_addr, wr_data : In; wr_ok : Out(1)
         Data write port of the owner; it writes only when ``wr_ok`` (no fill beat this cycle).
     status : Out(32).array(NUM_LINES)
@@ -80,8 +81,9 @@ class LineStore(wiring.Component):
         Walker fills issued; sectors written out; every sector dirty (the start of WRITE).
     look2_ppn : In; hit2, hit2_line : Out
         A third lookup (the engine's line_of).
-    rd2_addr : In; rd2_data : Out(256)
-        A second data read port (write-out).
+    rd2_addr : In; rd2_ok : Out(1)
+        The engine's read address (write-out); ``rd2_ok``: ``rd_data`` is the sector read at
+        the previous cycle's ``rd2_addr`` (the owner did not read then).
     pending_any, dirty_any : Out(NUM_LINES)
         Lines with a fill in flight, lines with a dirty sector.
     """
@@ -103,7 +105,7 @@ class LineStore(wiring.Component):
             "op_access": In(1), "op_wr": In(1), "op_pend": In(ns), "op_dclr": In(ns),
             "op_wset": In(1), "op_sect": In(self.sw), "inval_all": In(1), "window": In(32),
             "f_en": In(1), "f_addr": In(self.aw), "f_poison": In(1), "f_data": In(256),
-            "rd_addr": In(self.aw), "rd_data": Out(256),
+            "rd_en": In(1), "rd_addr": In(self.aw), "rd_data": Out(256),
             "wr_en": In(1), "wr_addr": In(self.aw), "wr_data": In(256), "wr_ok": Out(1),
             "status": Out(32).array(nl),
             "op_lock": In(1),
@@ -114,7 +116,7 @@ class LineStore(wiring.Component):
             "e_release2": In(1), "e_line2": In(self.lw),
             "e_pend": In(ns), "e_dclr": In(ns), "e_dall": In(1),
             "look2_ppn": In(pw), "hit2": Out(1), "hit2_line": Out(self.lw),
-            "rd2_addr": In(self.aw), "rd2_data": Out(256),
+            "rd2_addr": In(self.aw), "rd2_ok": Out(1),
             "pending_any": Out(nl), "dirty_any": Out(nl),
         })
 
@@ -246,18 +248,20 @@ class LineStore(wiring.Component):
                                                          vcount, C(0, 12 - len(vcount)),
                                                          Cat(tag[i], C(0, 16))[:16]), 0))
 
-        # sector data: fill beats first. (Reads without collision logic, hw/common/bram.py,
-        # would be correct here: fills write only pending sectors, which no reader uses, and a
-        # processor write to a sector the engine reads for a write-out sets it dirty again
-        # (MR-F29). In the whole router they gave more cells, not fewer: docs/memrouter.md.)
+        # sector data: fill beats first. One read port, the owner's first: a second port (the
+        # engine's) was a second copy of the memory, whose block-RAM pins were the default
+        # build's routing congestion (docs/memrouter.md). (Reads without collision logic,
+        # hw/common/bram.py, would be correct here: fills write only pending sectors, which no
+        # reader uses, and a processor write to a sector the engine reads for a write-out sets it
+        # dirty again (MR-F29). In the whole router they gave more cells, not fewer.)
         m.submodules.sectors = sectors = Memory(shape=256, depth=nl * ns, init=[])
         wp = sectors.write_port()
         rp = sectors.read_port(transparent_for=[wp])
-        rp2 = sectors.read_port(transparent_for=[wp])
-        rp2.addr, rp2.data = self.rd2_addr, self.rd2_data
         m.d.comb += self.wr_ok.eq(~self.f_en)
         wp.en = self.f_en & ~self.f_poison | self.wr_en & ~self.f_en
         wp.addr = Mux(self.f_en, self.f_addr, self.wr_addr)
         wp.data = Mux(self.f_en, self.f_data, self.wr_data)
-        rp.addr, rp.data = self.rd_addr, self.rd_data
+        rp.data = self.rd_data
+        m.d.comb += rp.addr.eq(Mux(self.rd_en, self.rd_addr, self.rd2_addr))
+        m.d.sync += self.rd2_ok.eq(~self.rd_en)
         return m

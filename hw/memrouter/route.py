@@ -294,6 +294,12 @@ class Route(wiring.Component):
         m.d.comb += self.walk_ok.eq(~at("LACC") & ~at("LSCAN") & ~at("LFILL")
                                     & ~((at("LWAIT") | at("LWRD") | at("LWWR")) & nofetch.any()))
 
+        # the states whose next cycle may use the sector read (the engine's write-out reads in
+        # the other cycles): a line read's beats, a write's merge (LWWR, when a fill takes the
+        # write port, merges again in the next cycle from its own read), an eviction's
+        # write-back
+        m.d.comb += ls.rd_en.eq(at("LRD") | at("LWRD") | at("LWWR") | at("EVSCAN") | at("EVBEAT")
+                                | at("LWAIT") & is_zero(part_pending) & ~wr)
         m.d.comb += self.eng_safe.eq(at("IDLE") | (at("PLOOK") & held))
         with m.If(at("IDLE")):
             m.d.comb += self.pt_addr.eq(p0)

@@ -4,7 +4,7 @@ same hardware, e.g. CFG-D on an N_OFF = 2 build, is reached through the CSRs and
 
 from golden.memrouter.params import build_reference
 from hw.memrouter.top import Memrouter
-from sim.registry import MEMROUTER_FLAG_PROBES, Block, Param
+from sim.registry import MEMROUTER_FLAG_PROBES, MEMROUTER_SECTOR_PORT_PROBES, Block, Param
 
 __all__ = ["BLOCK", "BUILDS", "router_top"]
 
@@ -29,9 +29,11 @@ BLOCK = Block(
             Param("NUM_LINES", 0, "0, 4..16", "lines (0: the configuration's)"),
             Param("POISON", 1, "0, 1", "colliding block-RAM reads return the inverted word")),
     # stress_tb samples MR-V5's counters back door in the cycle after MIG_DONE; every router
-    # testbench watches the REF / ND memories' contract (tb/memrouter/flag_contract.py)
+    # testbench watches the REF / ND memories' contract (tb/memrouter/flag_contract.py) and
+    # counts the write-out beats that wait for the sector read port
     probes=("engine.inc_done", "csr.cnt_mig_walk_fills", "csr.cnt_mig_demand_fills",
-            "csr.cnt_mig_prevalid", "csr.cnt_mig_full_writes", *MEMROUTER_FLAG_PROBES),
+            "csr.cnt_mig_prevalid", "csr.cnt_mig_full_writes", *MEMROUTER_FLAG_PROBES,
+            *MEMROUTER_SECTOR_PORT_PROBES),
 )
 
 # B: the default hardware (MR-P1); A2: N_OFF = 2, two processor ports (MR-P2 on CFG-A and,

@@ -22,7 +22,7 @@ import collections
 import os
 
 import cocotb
-from cocotb.triggers import Lock, RisingEdge
+from cocotb.triggers import Lock, ReadOnly, RisingEdge
 
 from golden.memrouter.csr import Csr, OFFSETS
 from golden.memrouter.formats import (CSRREQ, CSRRSP, E_POISON, E_RANGE, EV_DONE,
@@ -34,7 +34,7 @@ from golden.memrouter.router import COUNTERS, Router
 from sim.blocks.memrouter import mr_config
 from tb.common import env
 from tb.common.clock import reset, start_clock
-from tb.common.stream import StreamDriver, StreamMonitor, sim_cycle
+from tb.common.stream import StreamDriver, StreamMonitor, read_int, sim_cycle
 from tb.memrouter.flag_contract import FlagContract
 from tb.memrouter.portsim import PyPorts
 from hw.memrouter.csr import CFG_REGS, PORT_REGS
@@ -91,6 +91,17 @@ class Bench:
         self._csr_lock = Lock()
         cocotb.start_soon(self._watch_events())
         self.flags = FlagContract(dut)
+        self.port_waits = 0                 # cycles a write-out beat waited for the read port
+        cocotb.start_soon(self._watch_port_waits())
+
+    async def _watch_port_waits(self):
+        """Count the cycles in which the engine offers a write-out beat whose sector the line
+        store's one read port did not read (the routing stage had it): the beat waits."""
+        beat, ok = self.dut.engine.iss_wr, self.dut.lines.rd2_ok
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            self.port_waits += read_int(beat) == 1 and read_int(ok) == 0
 
     async def _watch_events(self):
         """Record every ``evt`` beat (the stream has no ready), with its cycle."""
@@ -625,5 +636,6 @@ async def random_migrations(dut):
                   f"{ {EVENT_NAMES[c]: v for c, v in sorted(codes.items())} }, "
                   f"{len(moved)} pages remapped, {mirrored} memory requests checked against "
                   f"the PT mirror, {sim_cycle()} cycles; REF / ND sets waiting for the port "
-                  f"in {b.flags.waits} cycles")
+                  f"in {b.flags.waits} cycles; write-out beats waiting for the sector read "
+                  f"port in {b.port_waits} cycles")
     assert codes[EV_DONE] >= min_done, f"too few migrations completed: {dict(codes)}"

@@ -73,3 +73,51 @@ def test_valid_count_follows_the_vectors(log2g, seed):
 
     run_clocked(dut, bench)
     assert_reached(stats, seed)
+
+
+def test_one_read_port_serves_the_owner_first(seed):
+    """The sector memory's one read port: the owner's address when ``rd_en``, else the
+    engine's, the word one cycle later (a fill or write in the read's cycle is seen:
+    transparent), and ``rd2_ok`` says the engine's address was the one read. Random traffic
+    on a few sectors, so reads meet fills and writes of their own sector."""
+    rng = random.Random(seed)
+    p = MemrouterParams(LOG2G=9)
+    nl, ns = p.NUM_LINES, p.NS
+    dut = LineStore(p, PW)
+    words = {}
+    stats = dict(owner=0, engine=0, read_filled=0, read_written=0)
+
+    def addr():
+        return rng.randrange(4) if rng.random() < 0.7 else rng.randrange(nl * ns)
+
+    async def bench(ctx):
+        expect = None                                  # (word, engine's) read last cycle
+        for t in range(2000):
+            rd_en, rd, rd2 = rng.random() < 0.5, addr(), addr()
+            f_en, poison, f_addr = rng.random() < 0.4, rng.random() < 0.2, addr()
+            wr_en, wr_addr = rng.random() < 0.4, addr()
+            f_data, wr_data = rng.getrandbits(256), rng.getrandbits(256)
+            for sig, val in ((dut.rd_en, rd_en), (dut.rd_addr, rd), (dut.rd2_addr, rd2),
+                             (dut.f_en, f_en), (dut.f_poison, poison), (dut.f_addr, f_addr),
+                             (dut.f_data, f_data), (dut.wr_en, wr_en), (dut.wr_addr, wr_addr),
+                             (dut.wr_data, wr_data)):
+                ctx.set(sig, val)
+            if expect is not None:
+                word, engine = expect
+                assert ctx.get(dut.rd2_ok) == engine, f"seed {seed}, cycle {t}: rd2_ok"
+                assert ctx.get(dut.rd_data) == word, \
+                    f"seed {seed}, cycle {t}: read {'engine' if engine else 'owner'}"
+            assert ctx.get(dut.wr_ok) == (not f_en)
+            if f_en and not poison:
+                words[f_addr] = f_data
+            elif wr_en and not f_en:
+                words[wr_addr] = wr_data
+            read = rd if rd_en else rd2
+            stats["owner" if rd_en else "engine"] += 1
+            stats["read_filled"] += f_en and not poison and f_addr == read
+            stats["read_written"] += wr_en and not f_en and wr_addr == read
+            expect = (words.get(read, 0), not rd_en)
+            await ctx.tick()
+
+    run_clocked(dut, bench)
+    assert_reached(stats, seed)
