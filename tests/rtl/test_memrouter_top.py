@@ -99,3 +99,15 @@ def test_router_migrations_keep_reference(mode, stall, seed):
     running command), and after a final FLUSH every sector of the touched and remapped pages
     read through the final PT equals the reference."""
     run("B", seed, "random_migrations", MODE=mode, MIG_STALL=stall)
+
+
+# Seeds that found a bug of the shared sector read port before it landed: a write's merge that
+# waited in LWWR (a fill had the write port) merged again from a read the engine's write-out
+# had taken, and the line kept zeros in the bytes the write did not enable (MR-V3 at the
+# final check).
+@pytest.mark.slow
+@pytest.mark.req("MR-V3", "MR-F29")
+@pytest.mark.parametrize("mode, stall, fixed_seed", [(0, 0, 208358928), (1, 1, 2057961481)],
+                         ids=["excl-perSector", "incl-stall"])
+def test_router_migrations_regression_seeds(mode, stall, fixed_seed):
+    run("B", fixed_seed, "random_migrations", MODE=mode, MIG_STALL=stall)
