@@ -27,6 +27,14 @@ MIGRATING = 2
 CMD_PT_INIT, CMD_FLUSH, CMD_CLR = 1, 2, 3
 
 
+def read_group(offset):
+    """(shift, key): registers with equal ``offset >> shift`` share a read multiplexer (see
+    ``PICK``). The per-port blocks (0x100 + 0x20 j, 0x300 + 0x20 j) get one each, so a port's
+    multiplexer can sit by the port; the rest one per 0x100."""
+    shift = 5 if offset >> 8 in (1, 3) else 8
+    return shift, offset >> shift
+
+
 def inc_width(params, name):
     """Width of the increment input of counter ``name``: sectors (up to 16) for the SECT_*
     counters, one bit for a per-request or per-command event, the sum over the processor ports
@@ -202,8 +210,22 @@ class CsrBlock(wiring.Component):
         err = Signal()
         m.d.comb += [rsp.rdata.eq(rdata), rsp.err.eq(err)]
 
-        fsm = StateReg(("IDLE", "EXEC", "PT_READ", "PT_DATA", "INIT", "INIT_WAIT", "RESP"), "IDLE")
+        fsm = StateReg(("IDLE", "EXEC", "PICK", "PT_READ", "PT_DATA", "INIT", "INIT_WAIT", "RESP"),
+                       "IDLE")
         at, goto = fsm.at, fsm.goto
+
+        # Register reads in two steps: in EXEC every group of registers selects the addressed
+        # one into its own register (sampled in the cycle reads always sampled), in PICK the
+        # group's register goes to rdata. A group's multiplexer can sit beside its registers
+        # (a QoS port's beat counters beside the port), so the block has no 100-input
+        # multiplexer at one place of the chip (on the ECP5 build of the default router the CSR
+        # block was the densest spot of router2's congestion).
+        values = {**ro, **rw}
+        groups = {}
+        for off in values:
+            groups.setdefault(read_group(off), []).append(off)
+        group_val = {g: Signal(32, name=f"rd_group_{g[1] << g[0]:x}") for g in groups}
+        from_group = Signal()                   # the response is a register's value
 
         with m.If(at("IDLE")):
             m.d.comb += self.csr_req.ready.eq(1)
@@ -211,8 +233,12 @@ class CsrBlock(wiring.Component):
                 m.d.sync += [addr.eq(req.addr), we.eq(req.we), wdata.eq(req.wdata)]
                 m.d.sync += goto("EXEC")
         with m.Elif(at("EXEC")):
-            m.d.sync += [rdata.eq(0), err.eq(0)]
-            m.d.sync += goto("RESP")
+            m.d.sync += [rdata.eq(0), err.eq(0), from_group.eq(0)]
+            m.d.sync += goto("PICK")
+            for g, offs in groups.items():
+                for k, off in enumerate(offs):
+                    with (m.Elif if k else m.If)(eq_const(addr, off)):
+                        m.d.sync += group_val[g].eq(values[off])
             # the address decode: an If/Elif chain (a Switch leaves its empty default out of the
             # Verilog, an incomplete case)
             cases = [(off, "ro", val) for off, val in ro.items()]
@@ -222,9 +248,9 @@ class CsrBlock(wiring.Component):
             for k, (off, kind, sig) in enumerate(cases):
                 with (m.Elif if k else m.If)(eq_const(addr, off)):
                     if kind == "ro":
-                        m.d.sync += [rdata.eq(sig), err.eq(we)]
+                        m.d.sync += [from_group.eq(1), err.eq(we)]
                     elif kind == "rw":
-                        m.d.sync += rdata.eq(sig)
+                        m.d.sync += from_group.eq(~we)
                         if sig is pt_addr:
                             with m.If(we):
                                 with m.If(lt_const(wdata, p.PT_ENTRIES)):
@@ -257,6 +283,12 @@ class CsrBlock(wiring.Component):
                         m.d.sync += err.eq(we & (~en_explicit | self.cmd_full))
             with m.Else():
                 m.d.sync += err.eq(1)
+        with m.Elif(at("PICK")):
+            m.d.sync += goto("RESP")
+            with m.If(from_group):
+                for k, (shift, key) in enumerate(groups):
+                    with (m.Elif if k else m.If)(eq_const(addr[shift:], key)):
+                        m.d.sync += rdata.eq(group_val[shift, key])
         with m.Elif(at("PT_READ")):                # the entry arrives in the next cycle
             with m.If(~self.init_busy):
                 m.d.sync += goto("PT_DATA")
