@@ -215,7 +215,7 @@ class CsrBlock(wiring.Component):
         at, goto = fsm.at, fsm.goto
 
         # Register reads in two steps: in EXEC every group of registers selects the addressed
-        # one into its own register (sampled in the cycle reads always sampled), in PICK the
+        # one into its own register (in the cycle in which a read always sampled it), in PICK the
         # group's register goes to rdata. A group's multiplexer can sit beside its registers
         # (a QoS port's beat counters beside the port), so the block has no 100-input
         # multiplexer at one place of the chip (on the ECP5 build of the default router the CSR
