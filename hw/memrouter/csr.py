@@ -220,11 +220,8 @@ class CsrBlock(wiring.Component):
         # (a QoS port's beat counters beside the port), so the block has no 100-input
         # multiplexer at one place of the chip (on the ECP5 build of the default router the CSR
         # block was the densest spot of router2's congestion).
-        values = {**ro, **rw}
-        groups = {}
-        for off in values:
-            groups.setdefault(read_group(off), []).append(off)
-        group_val = {g: Signal(32, name=f"rd_group_{g[1] << g[0]:x}") for g in groups}
+        groups = {read_group(off) for off in (*ro, *rw)}
+        group_val = {g: Signal(32, name=f"rd_group_{g[1] << g[0]:x}") for g in sorted(groups)}
         from_group = Signal()                   # the response is a register's value
 
         with m.If(at("IDLE")):
@@ -235,10 +232,6 @@ class CsrBlock(wiring.Component):
         with m.Elif(at("EXEC")):
             m.d.sync += [rdata.eq(0), err.eq(0), from_group.eq(0)]
             m.d.sync += goto("PICK")
-            for g, offs in groups.items():
-                for k, off in enumerate(offs):
-                    with (m.Elif if k else m.If)(eq_const(addr, off)):
-                        m.d.sync += group_val[g].eq(values[off])
             # the address decode: an If/Elif chain (a Switch leaves its empty default out of the
             # Verilog, an incomplete case)
             cases = [(off, "ro", val) for off, val in ro.items()]
@@ -247,6 +240,8 @@ class CsrBlock(wiring.Component):
                       for name in ("PT_DATA", "CMD", "NFREE_PUSH", "FFREE_PUSH", "MIG_CMD")]
             for k, (off, kind, sig) in enumerate(cases):
                 with (m.Elif if k else m.If)(eq_const(addr, off)):
+                    if kind in ("ro", "rw"):
+                        m.d.sync += group_val[read_group(off)].eq(sig)
                     if kind == "ro":
                         m.d.sync += [from_group.eq(1), err.eq(we)]
                     elif kind == "rw":
@@ -286,7 +281,7 @@ class CsrBlock(wiring.Component):
         with m.Elif(at("PICK")):
             m.d.sync += goto("RESP")
             with m.If(from_group):
-                for k, (shift, key) in enumerate(groups):
+                for k, (shift, key) in enumerate(group_val):
                     with (m.Elif if k else m.If)(eq_const(addr[shift:], key)):
                         m.d.sync += rdata.eq(group_val[shift, key])
         with m.Elif(at("PT_READ")):                # the entry arrives in the next cycle
