@@ -4,21 +4,20 @@ Builds are cached per (simulator, module, Verilog text, options) under ``build/s
 guarded by a file lock, so parallel pytest workers share one build instead of racing on it.
 """
 
-import fcntl
 import hashlib
 import itertools
 import json
 import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.filelock import file_lock
 from sim.paths import build_dir
 from sim.simulators import fst_supported, require
 from sim.verilog import convert, module_name
 
-__all__ = ["TestbenchResult", "TestbenchFailure", "build", "run_testbench", "file_lock", "log_tail"]
+__all__ = ["TestbenchResult", "TestbenchFailure", "build", "run_testbench", "log_tail"]
 
 _counter = itertools.count()
 
@@ -39,19 +38,6 @@ class TestbenchResult:
 
 class TestbenchFailure(AssertionError):
     """A cocotb test failed or the simulator crashed; carries the tail of the log."""
-
-
-@contextmanager
-def file_lock(path):
-    """Hold an exclusive lock on ``path`` (a lock file) while the block runs: one builder per
-    build folder across pytest-xdist workers and concurrent CLI runs."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _runner(sim, probes=()):

@@ -19,7 +19,8 @@ from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
-from sim.cocotb_run import file_lock, log_tail
+from sim.cocotb_run import log_tail
+from sim.filelock import file_lock
 from sim.errors import UsageError
 from sim.paths import ROOT, build_dir
 from sim.reportfile import (input_key, markdown_page, merge_entry, params_text, reusable_record,

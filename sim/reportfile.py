@@ -10,7 +10,7 @@ is not rebuilt.
 import hashlib
 import json
 
-from sim.cocotb_run import file_lock
+from sim.filelock import file_lock
 from sim.paths import build_dir
 
 __all__ = ["merge_entry", "read_report", "params_text", "markdown_table", "markdown_page",

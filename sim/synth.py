@@ -16,7 +16,8 @@ import subprocess
 import time
 from importlib import metadata
 
-from sim.cocotb_run import file_lock, log_tail
+from sim.cocotb_run import log_tail
+from sim.filelock import file_lock
 from sim.fpga import toolchain_env
 from sim.paths import build_dir
 from sim.reportfile import (input_key, markdown_page, merge_entry, params_text, reusable_record,

