@@ -84,8 +84,9 @@ class CsrBlock(wiring.Component):
         CMD = FLUSH (a pulse; answered at once), and the flush pending or running (STATUS[4]).
     pt_has_line : In(1)
         Page ``pt_addr`` has a line (a PT_DATA write to it is refused, MR-E12).
-    line_status : In(32).array(NUM_LINES)
-        LINE_STATUS of each line.
+    line_sel : Out(log2 NUM_LINES); line_status : In(32)
+        LINE_STATUS of line ``line_sel`` (the line store selects it: one word crosses to the
+        CSR block, not NUM_LINES).
     mig_cmd_we, mig_arg : Out; cmd_full, mig_status, eng_busy : In
         MIG_CMD: a write with EN_EXPLICIT = 1 goes to the engine with MIG_ARG (err = 1 when
         its FIFO is full; the engine records REJ_FULL); MIG_STATUS; STATUS[2], STATUS[3].
@@ -118,7 +119,8 @@ class CsrBlock(wiring.Component):
             "nfree_cnt": In(cnt_w), "ffree_cnt": In(cnt_w),
             "status_idle": In(1), "quiet": In(1), "init_pending": Out(1),
             "flush": Out(1), "flushing": In(1), "pt_has_line": In(1),
-            "line_status": In(32).array(params.NUM_LINES),
+            "line_sel": Out(max(1, (params.NUM_LINES - 1).bit_length())),
+            "line_status": In(32),
             "mig_cmd_we": Out(1), "mig_arg": Out(16), "cmd_full": In(1), "mig_status": In(32),
             "eng_busy": In(1), "clr_mig": In(1), "prevalid_en": In(1),
             "prevalid": In(range(params.NS + 1)),
@@ -192,7 +194,7 @@ class CsrBlock(wiring.Component):
             for i, k in enumerate(PORT_BEATS):
                 ro[0x300 + 0x20 * j + 4 * i] = beats[(j, k)]
         for i in range(p.NUM_LINES):
-            ro[0x400 + 4 * i] = self.line_status[i]
+            ro[0x400 + 4 * i] = self.line_status
         mig_arg = self.mig_arg
         rw = {OFFSETS["CTRL"]: ctrl, OFFSETS["SLOT_LEN"]: slot_len,
               OFFSETS["PT_ADDR"]: pt_addr, OFFSETS["MIG_ARG"]: mig_arg}
@@ -204,6 +206,7 @@ class CsrBlock(wiring.Component):
             rw[0x100 + 0x20 * j + 4 * PORT_REGS.index(name)] = sig
 
         addr = Signal(12)
+        m.d.comb += self.line_sel.eq(addr[2:2 + len(self.line_sel)])
         we = Signal()
         wdata = self.wdata
         rdata = Signal(32)

@@ -65,8 +65,10 @@ class LineStore(wiring.Component):
         previous cycle's ``rd_addr`` when ``rd_en`` was high, else at its ``rd2_addr``.
     wr_en, wr_addr, wr_data : In; wr_ok : Out(1)
         Data write port of the owner; it writes only when ``wr_ok`` (no fill beat this cycle).
-    status : Out(32).array(NUM_LINES)
-        LINE_STATUS per line: [0] valid, [1] lock, [2] nomig, [15:4] valid count, [31:16] ppn.
+    status_line : In(log2 NUM_LINES); status : Out(32)
+        LINE_STATUS of line ``status_line``: [0] valid, [1] lock, [2] nomig, [15:4] valid
+        count, [31:16] ppn. The selection is here, beside the lines, so one word goes to the
+        CSR block (NUM_LINES words were 8 % of router2's overuse on the default ECP5 build).
     op_lock : In(1)
         With ``op_alloc``: the new line is locked (a line allocated for the migration engine).
     cur_lock, cur_nomig, cur_cnt, cur_vcount : Out
@@ -107,7 +109,7 @@ class LineStore(wiring.Component):
             "f_en": In(1), "f_addr": In(self.aw), "f_poison": In(1), "f_data": In(256),
             "rd_en": In(1), "rd_addr": In(self.aw), "rd_data": Out(256),
             "wr_en": In(1), "wr_addr": In(self.aw), "wr_data": In(256), "wr_ok": Out(1),
-            "status": Out(32).array(nl),
+            "status_line": In(self.lw), "status": Out(32),
             "op_lock": In(1),
             "cur_lock": Out(1), "cur_nomig": Out(1), "cur_cnt": Out(8), "cur_vcount": Out(12),
             "e_line": In(self.lw), "e_valid": Out(ns), "e_pending": Out(ns), "e_dirty": Out(ns),
@@ -196,6 +198,7 @@ class LineStore(wiring.Component):
         f_line = self.f_addr[sw:]
         f_bit = shift_left(m, C(1, 1), self.f_addr[:sw], ns, name="f_bit")
         w_bit = shift_left(m, C(1, 1), self.op_sect, ns, name="w_bit")
+        status = []                     # LINE_STATUS of each line
         for i in range(nl):
             mine = Signal(name=f"cur_is{i}")
             fill = Signal(name=f"fill_is{i}")
@@ -244,9 +247,10 @@ class LineStore(wiring.Component):
             m.d.sync += vcount.eq(Mux(alloc, 0, vcount) + f_new + w_new)
             with m.If(mine):
                 m.d.comb += self.cur_vcount.eq(vcount)
-            m.d.comb += self.status[i].eq(Mux(tv[i], Cat(tv[i], lock[i], nomig[i], C(0, 1),
-                                                         vcount, C(0, 12 - len(vcount)),
-                                                         Cat(tag[i], C(0, 16))[:16]), 0))
+            status.append(Mux(tv[i], Cat(tv[i], lock[i], nomig[i], C(0, 1),
+                                         vcount, C(0, 12 - len(vcount)),
+                                         Cat(tag[i], C(0, 16))[:16]), 0))
+        m.d.comb += self.status.eq(select(status, self.status_line))
 
         # sector data: fill beats first. One read port, the owner's first: a second port (the
         # engine's) was a second copy of the memory, whose block-RAM pins were the default

@@ -147,8 +147,7 @@ class Memrouter(wiring.Component):
             ls.f_data.eq(tags.c_data), ls.inval_all.eq(ptinit.accepted),
             ls.window.eq(csr.window), ls.csr_ppn.eq(csr.pt_addr), csr.pt_has_line.eq(ls.csr_hit),
         ]
-        for i in range(p.NUM_LINES):
-            m.d.comb += csr.line_status[i].eq(ls.status[i])
+        m.d.comb += [ls.status_line.eq(csr.line_sel), csr.line_status.eq(ls.status)]
         m.d.comb += [
             eng.mode.eq(mode), eng.walk_pause.eq(ctrl[6]), eng.walk_stop_en.eq(ctrl[7]),
             eng.walk_stop.eq(csr.walk_stop), eng.mig_outstanding.eq(csr.mig_outstanding),

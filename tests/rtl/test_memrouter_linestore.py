@@ -52,7 +52,8 @@ def test_valid_count_follows_the_vectors(log2g, seed):
             assert got == bin(valid[cur]).count("1"), \
                 f"seed {seed}, cycle {t}: line {cur} counts {got}, has {valid[cur]:#x}"
             for i in range(nl):
-                status = ctx.get(dut.status[i])
+                ctx.set(dut.status_line, i)
+                status = ctx.get(dut.status)
                 if status & 1:
                     assert (status >> 4) & 0xFFF == bin(valid[i]).count("1"), \
                         f"seed {seed}, cycle {t}: LINE_STATUS {i} {status:#x}, has {valid[i]:#x}"
