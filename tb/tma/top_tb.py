@@ -55,6 +55,9 @@ STREAMS = ("cmd", "desc_rd_req", "desc_rd_resp", "l2_req", "l2_resp", "smem_wr",
            "smem_rd_resp", "mbar", "err", "done")
 WRITE_PATH = frozenset({L2Op.WRITE} | {L2Op(8 + k) for k in range(8)})
 DESC_BASE = 0xFFF0_0000            # descriptors live in their own region (below 2^40)
+# a group's wait budget per golden L2 request: memory ready 0.5, and a RED costs the memory
+# a READ and a WRITE (TopBench.run)
+CYCLES_PER_REQUEST = 8
 
 
 def top_params():
@@ -206,7 +209,11 @@ class TopBench:
         """Place, group and issue ``cases``; wait for each group's ``done``/``err``. Ungrouped
         (benchmarks), the cases go back to back: the bench's in-order memory keeps a smem row
         written twice in command order, as the golden model does. ``place=False`` keeps the
-        descriptor addresses (the caller stored them), ``fill=False`` the memory contents."""
+        descriptor addresses (the caller stored them), ``fill=False`` the memory contents.
+
+        A group may take ``timeout`` cycles plus ``CYCLES_PER_REQUEST`` per golden L2 request
+        it makes: a random group can make over 100,000 requests, which a slow memory serves at
+        well under one a cycle (seed 1374276708 of red_chain_stress timed out on a fixed budget)."""
         p = self.p
         if place:
             cases = self.place_descriptors(cases)
@@ -221,19 +228,24 @@ class TopBench:
         self.golden_desc_reads += len(res.desc_reads)
         want_done = len(self.done.transfers)
         want_err = len(self.err.transfers)
+        first = 0
         for g in groups:
+            requests = sum(len(r.requests) for r in blank[first:first + len(g)])
+            first += len(g)
+            budget = timeout + CYCLES_PER_REQUEST * requests
             for c in g:
                 self.cmd.append(c.cmd.pack(p))
                 if c.code(p):
                     want_err += 1
                 else:
                     want_done += 1
-            for _ in range(timeout):
+            for _ in range(budget):
                 if len(self.done.transfers) >= want_done and len(self.err.transfers) >= want_err:
                     break
                 await RisingEdge(self.clk)
             else:
-                raise AssertionError(f"group not complete after {timeout} cycles: done "
+                raise AssertionError(f"group not complete after {budget} cycles ({requests} "
+                                     f"golden L2 requests): done "
                                      f"{len(self.done.transfers)}/{want_done}, err "
                                      f"{len(self.err.transfers)}/{want_err}; {self.ports()}")
 

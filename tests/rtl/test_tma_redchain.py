@@ -21,14 +21,18 @@ TB = "tb.tma.redchain_tb"
 
 
 @pytest.mark.req("TMA-F41", "TMA-F42", "TMA-F43", "TMA-F44", "TMA-I11", "TMA-V13")
-@pytest.mark.parametrize("testcase", ["red_chain", "red_chain_stress"])
-def test_tma_redchain_random_commands(testcase, seed, tmp_path):
+@pytest.mark.parametrize("testcase,fixed_seed", [("red_chain", None), ("red_chain_stress", None),
+                                                 # a group of 129,383 L2 requests outran the
+                                                 # bench's fixed wait budget (now per request)
+                                                 ("red_chain_stress", 1374276708)])
+def test_tma_redchain_random_commands(testcase, fixed_seed, seed, tmp_path):
     """About 200 commands (96 covering every RED_OK pair as tile TENSOR_RED, im2col TENSOR_RED
     and BLOCK_RED; 100 random ones weighted towards reductions; rejected ones): every RED line
     the memory writes equals golden ``red_line`` of the line its READ returned and the golden
     model's final line; nothing gets between a RED's READ and WRITE; the memory never sees a
     RED; only the golden WRITE/RED lines change. ``red_chain_stress``: longer latencies, less
     ready everywhere, command gaps."""
+    seed = seed if fixed_seed is None else fixed_seed
     out = tmp_path / f"{testcase}.json"
     run_testbench(BLOCK, BLOCK.resolve_params(BUILDS["default"]), TB, testcase=testcase,
                   seed=seed, env={"GPUBLOCKS_RESULT": str(out)})
