@@ -244,30 +244,37 @@ class Memrouter(wiring.Component):
             m.d.comb += [route.tag_next[j].eq(tags.next_tag[j]),
                          eng.tag_next[j].eq(tags.next_tag[j])]
 
-        # class queues and QoS per port
+        # class queues and QoS per port. One write beat for all four ports' beat memories: the
+        # routing stage's when its beat transfers (to any port), else the migration engine's.
+        # (Each port choosing between the two buses itself cost four 289-bit multiplexers and
+        # both buses' long wires to every port: the default ECP5 build's congestion.)
         ready = Signal(nports * 2)
         mig_ready = Signal(nports)
+        route_go = Signal()
+        m.d.comb += route_go.eq(route.iss_valid & route.iss_ready)
+        beat = Signal(MREQ_L)
+        m.d.comb += [
+            beat.tag.eq(Mux(route_go, route.iss_tag, eng.iss_tag)),
+            beat.addr.eq(Cat(C(0, 5), Mux(route_go, route.iss_sect, eng.iss_sect),
+                             Mux(route_go, route.iss_frame, eng.iss_frame))),
+            beat.len.eq(Mux(route_go, route.iss_len, eng.iss_len)),
+            beat.wr.eq(Mux(route_go, route.iss_wr, eng.iss_wr)),
+            beat.cls.eq(Mux(route_go, route.iss_cls, 2)),
+            beat.data.eq(Mux(route_go, route.iss_data, eng.iss_data)),
+            beat.be.eq(Mux(route_go, route.iss_be, Mux(eng.iss_wr, (1 << 32) - 1, 0))),
+            beat.last.eq(Mux(route_go, route.iss_last, eng.iss_last)),
+        ]
         for j, qp in enumerate(qports):
             for cls, inp in ((0, qp.near), (1, qp.far)):
                 mine = Signal(name=f"iss{j}_{cls}")
                 m.d.comb += mine.eq(eq_const(route.iss_port, j) & eq_const(route.iss_cls, cls))
                 m.d.comb += [inp.valid.eq(route.iss_valid & mine), ready[2 * j + cls].eq(
-                    inp.ready & mine)]
-                pl = inp.payload
-                m.d.comb += [pl.tag.eq(route.iss_tag),
-                             pl.addr.eq(Cat(C(0, 5), route.iss_sect, route.iss_frame)),
-                             pl.len.eq(route.iss_len), pl.wr.eq(route.iss_wr),
-                             pl.cls.eq(route.iss_cls), pl.data.eq(route.iss_data),
-                             pl.be.eq(route.iss_be), pl.last.eq(route.iss_last)]
+                    inp.ready & mine), inp.payload.eq(beat)]
             mine = Signal(name=f"iss{j}_mig")
             m.d.comb += mine.eq(eq_const(eng.iss_port, j))
-            m.d.comb += [qp.mig.valid.eq(eng.iss_valid & mine), mig_ready[j].eq(qp.mig.ready & mine)]
-            pl = qp.mig.payload
-            m.d.comb += [pl.tag.eq(eng.iss_tag),
-                         pl.addr.eq(Cat(C(0, 5), eng.iss_sect, eng.iss_frame)),
-                         pl.len.eq(eng.iss_len), pl.wr.eq(eng.iss_wr), pl.cls.eq(2),
-                         pl.data.eq(eng.iss_data), pl.be.eq(Mux(eng.iss_wr, (1 << 32) - 1, 0)),
-                         pl.last.eq(eng.iss_last)]
+            m.d.comb += [qp.mig.valid.eq(eng.iss_valid & mine & ~route_go),
+                         mig_ready[j].eq(qp.mig.ready & mine & ~route_go),
+                         qp.mig.payload.eq(beat)]
             m.d.comb += [qp.mig_block.eq(0),
                          qp.rate_n.eq(csr.port_rate_n[j]), qp.rate_f.eq(csr.port_rate_f[j]),
                          qp.burst_n.eq(csr.port_burst_n[j][:8]),
