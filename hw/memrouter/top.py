@@ -2,11 +2,10 @@
 page table, per-port class queues and QoS arbiters, tags and the response buffers, PT_INIT and
 the CSR block.
 
-Built so far: the direct path (NEAR parts, and FAR parts with FAR_ALLOC = 0) and the line
-service of the migration cache (parts of pages with a line, allocation with FAR_ALLOC = 1,
-demand fills, eviction with write-back, FLUSH, LINE_STATUS, ALLOC / EVICT events), with every
-check, split, merge, error response and counter of them. The migration engine is not built
-yet: MIG_CMD writes are refused and no line is ever locked.
+The direct path (NEAR parts, and FAR parts with FAR_ALLOC = 0), the line service of the
+migration cache (parts of pages with a line, allocation with FAR_ALLOC = 1, demand fills,
+eviction with write-back, FLUSH, LINE_STATUS, ALLOC / EVICT events) and the migration engine
+(hw/memrouter/engine.py), with every check, split, merge, error response and counter of them.
 """
 
 from amaranth import C, Cat, Module, Mux, Signal
