@@ -164,10 +164,20 @@ class CsrBlock(wiring.Component):
                 inc = getattr(self, f"inc_{name.lower()}")
                 m.d.sync += c.eq(Mux(clear, 0, Mux(self.clr_mig, 0, c) + inc))
             elif name == "MIG_PREVALID":
-                m.d.sync += c.eq(Mux(clear, 0, Mux(self.prevalid_en, self.prevalid, c)))
+                # set a cycle after MIG_START from registers: its value is a population count
+                # over the engine's line (engine.held_sum); a clear drops a pending set, as
+                # the clear in MIG_START's own cycle did
+                en_r = Signal(name="prevalid_en_r")
+                val_r = Signal.like(self.prevalid, name="prevalid_r")
+                m.d.sync += [en_r.eq(self.prevalid_en & ~clear), val_r.eq(self.prevalid),
+                             c.eq(Mux(clear, 0, Mux(en_r, val_r, c)))]
             else:
+                # the increment is registered first (it comes from the routing stage's issue
+                # decision, a long path to the counter's adder); a clear drops it, so every
+                # count is the one of an unregistered increment, a cycle later
                 inc = getattr(self, f"inc_{name.lower()}")
-                m.d.sync += c.eq(Mux(clear, 0, c + inc))
+                inc_r = Signal.like(inc, name=f"inc_{name.lower()}_r")
+                m.d.sync += [inc_r.eq(Mux(clear, 0, inc)), c.eq(Mux(clear, 0, c + inc_r))]
         beats = {}
         for j in range(self.ports):
             for k in PORT_BEATS:

@@ -32,23 +32,34 @@ __all__ = ["Route", "lowest_run", "merge_be"]
 
 def lowest_run(m, vec, name, limit):
     """(start, length) of the lowest run of set bits of ``vec`` (length 0 when none), at most
-    ``limit`` long."""
+    ``limit`` long.
+
+    Carry chains, not a shifter: adding the lowest set bit to ``vec`` clears the lowest run and
+    sets the bit just above it (bit n when the run reaches the top), so the run ends at the one
+    bit of ``(vec + low) & ~vec`` and its length is end - start. (``vec >> start`` made every
+    length bit an n-way multiplexer with wires across the whole vector: on the default ECP5
+    build the engine's write-out run was among router2's most congested nets.)"""
     n = len(vec)
-    # the lowest set bit alone, encoded (an NS-deep if-chain exhausted Yosys at NS 2048); bit
-    # 0 encodes to 0 and is left out, and the index is a Cat of named bits (a signal naming the
-    # Cat would be an unread alias in the Verilog)
     start = C(0, 1)
+    low = vec[:1]
     if n > 1:
-        low = Signal(n - 1, name=f"{name}_low")
-        m.d.comb += low.eq(vec[1:] & (~vec + 1)[1:n])
-        start = onehot_to_binary(Cat(C(0, 1), low), m, name=f"{name}_s")
-    above = vec >> start
+        # the lowest set bit alone, encoded (an NS-deep if-chain exhausted Yosys at NS 2048);
+        # bit 0 encodes to 0 and is left out, and the index is a Cat of named bits (a signal
+        # naming the Cat would be an unread alias in the Verilog)
+        high = Signal(n - 1, name=f"{name}_low")
+        m.d.comb += high.eq(vec[1:] & (~vec + 1)[1:n])
+        start = onehot_to_binary(Cat(C(0, 1), high), m, name=f"{name}_s")
+        low = Cat(vec[0], high)
+    # (no names on slices or on a narrower copy of an operator's output: unread aliases in
+    # the Verilog; the length is assigned in an If instead)
+    ends = (vec + low) & ~Cat(vec, C(0, 1))    # bit 0 is never set
+    end = onehot_to_binary(Cat(C(0, 1), ends[1:]), m, name=f"{name}_e")
+    run = end - start
     length = Signal(range(limit + 1), name=f"{name}_len")
-    for k in reversed(range(limit)):
-        with m.If(~above[:k + 1].all()):
-            m.d.comb += length.eq(k)
-    with m.If(above[:limit].all()):
+    with m.If(gt_const(run, limit)):
         m.d.comb += length.eq(limit)
+    with m.Else():
+        m.d.comb += length.eq(run)
     return start, length
 
 
