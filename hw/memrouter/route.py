@@ -50,10 +50,13 @@ def lowest_run(m, vec, name, limit):
         m.d.comb += high.eq(vec[1:] & (~vec + 1)[1:n])
         start = onehot_to_binary(Cat(C(0, 1), high), m, name=f"{name}_s")
         low = Cat(vec[0], high)
-    # (no names on slices or on a narrower copy of an operator's output: unread aliases in
-    # the Verilog; the length is assigned in an If instead)
-    ends = (vec + low) & ~Cat(vec, C(0, 1))    # bit 0 is never set
-    end = onehot_to_binary(Cat(C(0, 1), ends[1:]), m, name=f"{name}_e")
+    # bit k - 1 of ``ends``: the run ends below bit k (bit 0 of the sum never ends a run). A
+    # named signal for the whole output of the AND: the encoder reads each bit, and an unnamed
+    # expression would be built again for every read (14 GB at NS 2048); a name on a slice or
+    # on a narrower copy would be an unread alias in the Verilog, hence the If below
+    ends = Signal(n, name=f"{name}_end")
+    m.d.comb += ends.eq((vec + low)[1:n + 1] & ~Cat(vec[1:], C(0, 1)))
+    end = onehot_to_binary(Cat(C(0, 1), ends), m, name=f"{name}_e")
     run = end - start
     length = Signal(range(limit + 1), name=f"{name}_len")
     with m.If(gt_const(run, limit)):
