@@ -33,10 +33,11 @@ class LfsrXorHarness(wiring.Component):
 
     Every input bit of ``dut`` is one flip-flop of a Fibonacci LFSR as wide as all inputs together
     (at least 16 bits); its feedback includes the last stage, so the state never reaches zero and
-    every bit keeps toggling. Every output bit is registered, pin p takes the p-th contiguous eighth of the bits (in
-    signature order), and each pin is the XOR of its bits through a tree of
-    :data:`XOR_FANIN`-input XORs with a register after every level. Nothing of ``dut`` is constant or unobserved, so synthesis keeps all of it,
-    and every harness path is one LUT between flip-flops, so the critical path is the design's.
+    every bit keeps toggling. Every output bit is registered, pin p takes the p-th contiguous
+    eighth of the bits (in signature order), and each pin is the XOR of its bits through a tree
+    of :data:`XOR_FANIN`-input XORs with a register after every level. Nothing of ``dut`` is
+    constant or unobserved, so synthesis keeps all of it, and every harness path is one LUT
+    between flip-flops, so the critical path is the design's.
     The LFSR and the tree are reset-less (bitstream initial values); ``dut`` gets the domain reset.
 
     Parameters
