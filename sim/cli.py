@@ -286,9 +286,10 @@ def build_parser():
     _build_args(p, "rebuild even when the tool inputs are unchanged")
     p.add_argument("--board", default="ulx3s-85f", help="target board (default ulx3s-85f, the only one)")
     p.add_argument("--router2-limit", type=_seconds, metavar="SECONDS",
-                   help="time for nextpnr's router2 when router1 has not converged in 20 minutes "
-                        "(default one hour, sim.fpga.ROUTER2_LIMIT_S; 0: no limit); a design "
-                        "still unrouted then is reported as placed, without Fmax")
+                   help="time for each nextpnr router2 run, timed and then untimed, when router1 "
+                        "has not converged in 20 minutes (default one hour, "
+                        "sim.fpga.ROUTER2_LIMIT_S; 0: no limit); a design still unrouted after "
+                        "the untimed run is reported as placed, without Fmax")
     p.set_defaults(func=cmd_fpga)
 
     p = sub.add_parser("synth", help="generic Yosys synthesis: cells, NAND2 equivalents -> build/synth/")

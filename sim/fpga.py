@@ -239,7 +239,7 @@ def _timing(report, clock_mhz):
 
 
 def build_component(name, component, params=None, board="ulx3s-85f", force=False, progress=print,
-                    router2_limit=ROUTER2_LIMIT_S, router="router1"):
+                    router2_limit=ROUTER2_LIMIT_S, router="router1", grouping="interleaved"):
     """Build ``component`` under the harness into ``build/fpga/<name>/``; returns the record.
 
     Stages: elaborate (RTLIL of the board top and of the block alone), synth, pnr, pack (the
@@ -249,7 +249,8 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
     the generated inputs (RTLIL, LPF, script, tool versions, ``router``) equal those of the last
     build, that build's record is returned unless ``force``. ``router2_limit``: seconds for
     nextpnr's router2 (None: no limit); ``router``: the route policy, see
-    :func:`_place_and_route`. A tool failure raises
+    :func:`_place_and_route`; ``grouping``: the harness's output grouping
+    (:data:`hw.common.fpga_wrapper.GROUPINGS`). A tool failure raises
     :class:`FpgaBuildError`.
     """
     from amaranth.back import rtlil as amaranth_rtlil
@@ -272,7 +273,7 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
 
     def elaborate():
         (out / "block.il").write_text(amaranth_rtlil.convert(component, name=name))
-        harness = LfsrXorHarness(component)
+        harness = LfsrXorHarness(component, grouping)
         plan = platform.build(Ulx3sTop(harness), name=name, do_build=False,
                               nextpnr_opts=NEXTPNR_OPTS.format(name=name))
         plan.extract(out)
@@ -335,7 +336,8 @@ def build_component(name, component, params=None, board="ulx3s-85f", force=False
             "critical_path_summary": {k: v for k, v in critical.items() if k != "path"},
             "block": {k: v for k, v in block.items() if v}, "block_parts": parts,
             "rtl_multipliers": _rtl_multipliers(rtlil),
-            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits},
+            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits,
+                        "grouping": grouping},
             "utilisation": placed, "tools": _tool_versions(), "key": key, "dir": str(out),
         }
         save_record("fpga", name, record)
@@ -411,7 +413,7 @@ def build_fpga(block, params, board="ulx3s-85f", force=False, progress=print,
     _platform_class(board)               # a bad board fails before the component exists
     return build_component(module_name(block, params), block.build(params), params, board=board,
                            force=force, progress=progress, router2_limit=router2_limit,
-                           router=block.fpga_route_policy(params))
+                           router=block.fpga_route_policy(params), grouping=block.fpga_harness)
 
 
 def write_reports(name, record):

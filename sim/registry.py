@@ -62,6 +62,8 @@ class Block:
     fpga_router: str = "router1"
     # the policy of the `fpga_variants` builds (None: fpga_router)
     fpga_variant_router: str | None = None
+    # which output bits each harness pin XORs (hw.common.fpga_wrapper.GROUPINGS)
+    fpga_harness: str = "interleaved"
 
     @property
     def ready(self):
@@ -256,6 +258,9 @@ REGISTRY = {b.name: b for b in [
         # configuration routes timed (docs/memrouter.md)
         fpga_router="untimed",
         fpga_variant_router="router2",
+        # its untimed route converges with contiguous groups (119 iterations) and stalls at
+        # 640 to 820 overused wires with interleaved ones, whose trees span the whole design
+        fpga_harness="contiguous",
         notes=("`run` on the RTL refuses migration commands, triggers and FLUSH (timing-"
                "dependent; verified by tests/rtl/test_memrouter_mig.py); `run --sim golden` "
                "covers all of the spec",),

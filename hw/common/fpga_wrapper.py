@@ -11,10 +11,14 @@ from amaranth import Cat, ClockDomain, Const, Elaboratable, Instance, Module, Si
 from amaranth.lib import io, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["LfsrXorHarness", "Ulx3sTop", "port_bits"]
+__all__ = ["GROUPINGS", "LfsrXorHarness", "Ulx3sTop", "port_bits"]
 
 PINS = 8
 XOR_FANIN = 4                 # one LUT4 per XOR node
+# which output bits pin p XORs: "interleaved" bits p, p + 8, p + 16, ...; "contiguous" the p-th
+# eighth of the bits in signature order, so a port's bits stay together and each tree's first
+# levels beside it
+GROUPINGS = ("interleaved", "contiguous")
 
 
 def port_bits(component):
@@ -33,7 +37,7 @@ class LfsrXorHarness(wiring.Component):
 
     Every input bit of ``dut`` is one flip-flop of a Fibonacci LFSR as wide as all inputs together
     (at least 16 bits); its feedback includes the last stage, so the state never reaches zero and
-    every bit keeps toggling. Every output bit is registered, bit i goes to pin i mod 8, and
+    every bit keeps toggling. Every output bit is registered, goes to one pin (``grouping``), and
     each pin is the XOR of its bits through a tree of :data:`XOR_FANIN`-input XORs with a
     register after every level. Nothing of ``dut`` is
     constant or unobserved, so synthesis keeps all of it, and every harness path is one LUT
@@ -44,6 +48,8 @@ class LfsrXorHarness(wiring.Component):
     ----------
     dut : wiring.Component
         The design under build; added as submodule ``dut``.
+    grouping : str
+        One of :data:`GROUPINGS`: bit i to pin i mod 8 (default), or contiguous eighths.
 
     Members
     -------
@@ -51,8 +57,10 @@ class LfsrXorHarness(wiring.Component):
         The XOR-reduced outputs, registered.
     """
 
-    def __init__(self, dut):
-        self.dut = dut
+    def __init__(self, dut, grouping="interleaved"):
+        if grouping not in GROUPINGS:
+            raise ValueError(f"grouping {grouping!r} is not one of {', '.join(GROUPINGS)}")
+        self.dut, self.grouping = dut, grouping
         self.in_bits, self.out_bits = (sum(len(v) for v in vs) for vs in port_bits(dut))
         super().__init__({"pins": Out(PINS)})
 
@@ -74,10 +82,11 @@ class LfsrXorHarness(wiring.Component):
         captured = Signal(max(1, self.out_bits), reset_less=True)
         m.d.sync += captured.eq(Cat(*outputs))
         for pin in range(PINS):
-            # Pin p taking the p-th contiguous eighth instead (trees beside their ports, 7 % less
-            # router2 overuse on the memory router) moved the DFP unit from 101.1 to 97.9 MHz at
-            # seed 1, below DFP-P9, and did not make the memory router route (docs/flow.md)
-            level = [captured[i] for i in range(pin, self.out_bits, PINS)]
+            if self.grouping == "contiguous":
+                lo, hi = (k * self.out_bits // PINS for k in (pin, pin + 1))
+                level = [captured[i] for i in range(lo, hi)]
+            else:
+                level = [captured[i] for i in range(pin, self.out_bits, PINS)]
             while len(level) > 1:
                 nxt = []
                 for start in range(0, len(level), XOR_FANIN):

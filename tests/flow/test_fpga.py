@@ -9,7 +9,7 @@ import json
 import pytest
 from amaranth.sim import Simulator
 
-from hw.common.fpga_wrapper import PINS, LfsrXorHarness, port_bits
+from hw.common.fpga_wrapper import GROUPINGS, PINS, LfsrXorHarness, port_bits
 from hw.common.skid import SkidBuffer
 from sim import registry
 from sim.fpga import build_fpga
@@ -40,6 +40,50 @@ def test_harness_flattens_streams_and_toggles_every_input():
     sim.run()
     assert all(s == {"0", "1"} for s in seen_in), "an input bit never toggled"
     assert len(seen_pins) > PINS, "the pins do not follow the outputs"
+
+
+@pytest.mark.parametrize("grouping", ["interleaved", "contiguous"])
+def test_harness_pins_xor_their_group_of_outputs(grouping):
+    """Pin p is the XOR of its group of output bits (bits p, p + 8, ... or the p-th contiguous
+    eighth), 1 + L cycles late: the capture register and one register per XOR level."""
+    dut = SkidBuffer(40)
+    _inputs, outputs = port_bits(dut)
+    harness = LfsrXorHarness(dut, grouping)
+    n = harness.out_bits
+    groups = [list(range(p, n, PINS)) if grouping == "interleaved"
+              else list(range(p * n // PINS, (p + 1) * n // PINS)) for p in range(PINS)]
+    assert sorted(sum(groups, [])) == list(range(n))
+    if grouping == "contiguous":
+        assert all(g == list(range(g[0], g[-1] + 1)) for g in groups)
+
+    def levels(size):
+        count = 0
+        while size > 1:
+            size, count = -(-size // 4), count + 1
+        return count
+
+    outs, pins = [], []
+
+    async def bench(ctx):
+        for _ in range(120):
+            await ctx.tick()
+            outs.append("".join(format(ctx.get(v), f"0{len(v)}b")[::-1] for v in outputs))
+            pins.append(ctx.get(harness.pins))
+
+    sim = Simulator(harness)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    for p, group in enumerate(groups):
+        late = 1 + levels(len(group))
+        for t in range(late, len(pins)):
+            want = sum(outs[t - late][i] == "1" for i in group) % 2
+            assert (pins[t] >> p) & 1 == want, (grouping, p, t)
+
+
+def test_harness_refuses_an_unknown_grouping():
+    with pytest.raises(ValueError, match="striped"):
+        LfsrXorHarness(SkidBuffer(8), "striped")
 
 
 def test_a_design_too_big_is_read_from_the_placer_log(tmp_path):
@@ -151,6 +195,8 @@ def test_registry_routers_are_known():
     smallest = memrouter.resolve_params({"CFG": 4, "LOG2G": 9, "ROB_BEATS": 16})
     assert memrouter.fpga_route_policy(smallest) == "router2"
     assert memrouter.fpga_route_policy(memrouter.resolve_params({"CFG": 4})) == "untimed"
+    assert memrouter.fpga_harness == "contiguous" and registry.get("dfp").fpga_harness == "interleaved"
+    assert {b.fpga_harness for b in REGISTRY.values()} <= set(GROUPINGS)
 
 
 def test_fmax_text_says_why_there_is_no_fmax():
