@@ -143,7 +143,7 @@ def fpga_builds(args):
 
 
 def cmd_fpga(args):
-    from sim.fpga import FpgaBuildError, build_fpga, fmax_text
+    from sim.fpga import FpgaBuildError, build_fpga, fmax_text, untimed_note
     selected = fpga_builds(args)
     failed = 0
     for block, params in selected:
@@ -161,7 +161,7 @@ def cmd_fpga(args):
             continue
         verdict = "met" if r["met"] else "MISSED"
         path = r.get("critical_path_summary", {})
-        print(f"{cells}; Fmax {fmax_text(r)} MHz ({verdict} {r['target_mhz']} MHz)")
+        print(f"{cells}; Fmax {r['fmax_mhz']:.1f} MHz{untimed_note(r)} ({verdict} {r['target_mhz']} MHz)")
         if path.get("from"):
             print(f"  critical path {path['ns']} ns ({path['logic_ns']} logic): {path['from']} -> {path['to']}")
     if len(selected) > failed:

@@ -28,7 +28,7 @@ from sim.reportfile import (input_key, markdown_page, merge_entry, params_text, 
 from sim.verilog import module_name
 
 __all__ = ["BOARDS", "TARGET_MHZ", "SEED", "FpgaBuildError", "build_fpga", "build_component",
-           "fmax_text", "toolchain_env", "write_reports"]
+           "fmax_text", "toolchain_env", "untimed_note", "write_reports"]
 
 BOARDS = {"ulx3s-85f": "amaranth_boards.ulx3s:ULX3S_85F_Platform"}
 TARGET_MHZ = 100
@@ -429,8 +429,13 @@ def fmax_text(r):
         return f"does not fit ({comb})"
     if r.get("routed") is False:
         return f"placed ({comb}), not routed"
-    # an untimed placement and route gives a lower Fmax than the design can reach
-    return f"{r['fmax_mhz']:.1f}" + (" (untimed place and route)" if r.get("router") == "untimed" else "")
+    return f"{r['fmax_mhz']:.1f}" + untimed_note(r)
+
+
+def untimed_note(r):
+    """The remark beside the Fmax of a record routed untimed (below what the design can reach;
+    empty for any other record)."""
+    return " (untimed place and route)" if r.get("router") == "untimed" else ""
 
 
 def _markdown(report):

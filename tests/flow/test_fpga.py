@@ -206,6 +206,9 @@ def test_fmax_text_says_why_there_is_no_fmax():
     assert fmax_text({"fits": True, "routed": False, "comb": 64000, "fmax_mhz": None}) == \
         "placed (TRELLIS_COMB 64000), not routed"
     assert fmax_text({"fits": True, "fmax_mhz": 101.08}) == "101.1"   # entry without "routed"
+    assert fmax_text({"fits": True, "routed": True, "fmax_mhz": 15.43, "router": "untimed"}) == \
+        "15.4 (untimed place and route)"
+    assert fmax_text({"fits": True, "routed": True, "fmax_mhz": 32.9, "router": "router2"}) == "32.9"
 
 
 def test_place_and_route_raises_other_failures(tmp_path):
