@@ -49,7 +49,7 @@ ROUTER1_LIMIT_S = 1200
 ROUTER2 = "--placer static --router router2"
 # A design router2 has not routed in its time limit is placed and routed again without timing
 # (placement by wire length alone, router2 by congestion alone): the memory router's default
-# build stalls near 500 to 1,300 overused wires with timing-driven placement and routing, and
+# build stalls at 340 to 1,516 overused wires with timing-driven placement and routing, and
 # routes in 119 iterations (3.4 min of router2) without it (15.4 MHz; docs/memrouter.md).
 UNTIMED = f"{ROUTER2} --no-tmdriv"
 ROUTERS = ("router1", "router2", "untimed")
